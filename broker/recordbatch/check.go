@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
@@ -77,7 +78,7 @@ func (d *Decoder) checkRecords(h *Header, body []byte, maxRecordBytes int) error
 		// oversized record of empty headers grew a header array of
 		// 20 times its bytes to refuse it.
 		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
-			if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+			if err := checkSize(i, n, length, maxRecordBytes); err != nil {
 				return err
 			}
 		}
@@ -102,24 +103,19 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 	}
 	defer func() { d.bounded.r = nil }() // nor keeps the batch
 	for i := int32(0); i < h.NumRecords; i++ {
-		length, err := binary.ReadVarint(d.stream)
+		length, err := d.readLength()
 		if err != nil {
 			return fmt.Errorf("record %d: %w", i, truncated(err))
 		}
 		if length < 0 {
 			return fmt.Errorf("record %d: %w", i, ErrCorrupt)
 		}
-		d.record = binary.AppendVarint(d.record[:0], length)
 		n := len(d.record)
 		// Checked before it is read, so a check holds no more.
-		if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+		if err := checkSize(i, n, length, maxRecordBytes); err != nil {
 			return err
 		}
-		if cap(d.record) < n+int(length) {
-			d.record = append(make([]byte, 0, n+int(length)), d.record...)
-		}
-		d.record = d.record[:n+int(length)]
-		if _, err := io.ReadFull(d.stream, d.record[n:]); err != nil {
+		if err := d.readRecord(length); err != nil {
 			return fmt.Errorf("record %d: %w", i, truncated(err))
 		}
 		if _, err := d.checkRecord(i, h, d.record); err != nil {
@@ -132,6 +128,64 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 	}
 	if rest != 0 {
 		return fmt.Errorf("%d bytes after the last record: %w", rest, ErrCorrupt)
+	}
+	return nil
+}
+
+// readLength reads a record's length from the stream into d.record, as
+// written: its size counts the varint's bytes as sent (an uncompressed
+// batch's do), which may be more than its shortest form.
+func (d *Decoder) readLength() (int64, error) {
+	d.record = d.record[:0]
+	for {
+		c, err := d.stream.ReadByte()
+		if err != nil {
+			if err == io.EOF && len(d.record) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		d.record = append(d.record, c)
+		if c < 0x80 {
+			break
+		}
+		if len(d.record) == binary.MaxVarintLen64 {
+			return 0, fmt.Errorf("a length of more than %d bytes: %w", binary.MaxVarintLen64, ErrCorrupt)
+		}
+	}
+	length, n := binary.Varint(d.record)
+	if n <= 0 {
+		return 0, fmt.Errorf("a length overflowing 64 bits: %w", ErrCorrupt)
+	}
+	return length, nil
+}
+
+// readRecordStep is the least a record's buffer grows by (else it doubles):
+// a record of up to a megabyte (Kafka's default max.message.bytes) is read
+// into one allocation, and a claim of more costs a megabyte until its
+// bytes come.
+const readRecordStep = 1 << 20
+
+// readRecord reads length bytes from the stream onto d.record. Its buffer
+// grows as they come, not by the length, which is a claim: a batch of a few
+// dozen bytes claiming a record of 512 MB (under a max_message_bytes of
+// 1 GiB) had that allocated before its end was found.
+func (d *Decoder) readRecord(length int64) error {
+	if length > MaxDecompressed {
+		// No batch holds it: it would be refused once MaxDecompressed
+		// bytes were read.
+		return fmt.Errorf("a record of %d bytes, more than a batch decompresses to (%d): %w", length, MaxDecompressed, ErrCorrupt)
+	}
+	end := len(d.record) + int(length)
+	for len(d.record) < end {
+		if len(d.record) == cap(d.record) {
+			d.record = slices.Grow(d.record, min(end-len(d.record), max(len(d.record), readRecordStep)))
+		}
+		n, err := io.ReadFull(d.stream, d.record[len(d.record):min(cap(d.record), end)])
+		d.record = d.record[:len(d.record)+n]
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -169,8 +223,13 @@ func wideZstd(err error) bool {
 	return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
 }
 
-func checkSize(i int32, size int64, maxRecordBytes int) error {
-	if size > int64(maxRecordBytes) {
+// checkSize refuses record i, of a length varint of n bytes and the length
+// it gives, past maxRecordBytes. The length is compared, not their sum: a
+// stream's length is a claim not yet read, and one near 2^63 overflowed
+// the sum, which passed.
+func checkSize(i int32, n int, length int64, maxRecordBytes int) error {
+	if length > int64(maxRecordBytes)-int64(n) {
+		size := uint64(length) + uint64(n) // a claim may be past MaxInt64 with its varint
 		return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
 	}
 	return nil
@@ -210,7 +269,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 		if d.gz == nil {
 			d.gz = new(gzip.Reader)
 		}
-		if err := d.gz.Reset(bytes.NewReader(body)); err != nil {
+		d.src.Reset(body)
+		if err := d.gz.Reset(&d.src); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		return d.gz, nil
@@ -223,7 +283,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 		if d.lz == nil {
 			d.lz = lz4.NewReader(nil)
 		}
-		d.lz.Reset(bytes.NewReader(body))
+		d.src.Reset(body)
+		d.lz.Reset(&d.src)
 		return d.lz, nil
 	case CodecZstd:
 		if d.zstream == nil {
@@ -233,7 +294,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 			}
 			d.zstream = z
 		}
-		if err := d.zstream.Reset(bytes.NewReader(body)); err != nil {
+		d.src.Reset(body)
+		if err := d.zstream.Reset(&d.src); err != nil {
 			return nil, err
 		}
 		return d.zstream, nil

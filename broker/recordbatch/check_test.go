@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
@@ -208,6 +210,8 @@ func FuzzCheckStreamedAgrees(f *testing.F) {
 	f.Add(body[:len(body)-3], int32(5), 1<<20)                 // truncated
 	f.Add(body, int32(5), 12)                                  // records over the limit
 	f.Add(append(bytes.Clone(body), 0, 0, 0), int32(5), 1<<20) // bytes after the last
+	// A length whose sum with its varint's overflows int64.
+	f.Add(append(binary.AppendVarint(nil, math.MaxInt64), body...), int32(5), 1<<20)
 	var compressors compressor
 	f.Fuzz(func(t *testing.T, body []byte, n int32, maxRecordBytes int) {
 		if n < 0 || n > 1000 || len(body) > 1<<16 {
@@ -318,5 +322,138 @@ func TestCheckSnappyBombRefused(t *testing.T) {
 				t.Errorf("refusing it allocated %d MB", a>>20)
 			}
 		})
+	}
+}
+
+// TestCheckStreamHugeClaimRefused: a streamed record's length is a claim,
+// checked against the limit before it is read. Its varint plus a claim
+// near 2^63 overflowed the sum checked, which passed, and the record's
+// buffer was sliced to a negative length: a panic in the produce path
+// (on a goroutine of its own with parallel appends, the process's end)
+// from a batch of a few dozen bytes.
+func TestCheckStreamHugeClaimRefused(t *testing.T) {
+	for _, claim := range []int64{math.MaxInt64, math.MaxInt64 - 9, math.MaxInt64 - 10, 1 << 62} {
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+		plain := append([]byte(nil), e.Finish(0)...)
+		plain = withBody(plain, append(binary.AppendVarint(nil, claim), make([]byte, 20)...))
+		for _, c := range streamedCodecs {
+			t.Run(fmt.Sprintf("%s/%d", c.name, claim), func(t *testing.T) {
+				var d Decoder
+				batch := new(compressor).compress(t, plain, c.codec)
+				err := checkOf(t, &d, batch, 1<<20)
+				if !errors.Is(err, broker.ErrRecordTooLarge) {
+					t.Fatalf("a record claiming %d bytes: %v, want ErrRecordTooLarge", claim, err)
+				}
+			})
+		}
+	}
+}
+
+// TestCheckStreamClaimAllocatesWhatIsRead: a streamed record under the
+// limit was given a buffer of its claimed length before a byte of it was
+// read. max_message_bytes may be 1 GiB: a gzip batch of a few dozen bytes
+// claiming a record of 512 MB allocated 512 MB per check (past
+// MaxDecompressed, which it can never be), and with no limit (math.MaxInt,
+// as tools check) a claim near 2^63 panicked in make.
+func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
+	for _, c := range []struct {
+		claim          int64
+		maxRecordBytes int
+	}{{512 << 20, 1 << 30}, {MaxDecompressed - 100, 1 << 30}, {math.MaxInt64 - 20, math.MaxInt}} {
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+		plain := append([]byte(nil), e.Finish(0)...)
+		plain = withBody(plain, append(binary.AppendVarint(nil, c.claim), make([]byte, 20)...))
+		for _, codec := range streamedCodecs {
+			t.Run(fmt.Sprintf("%s/%d", codec.name, c.claim), func(t *testing.T) {
+				batch := new(compressor).compress(t, plain, codec.codec)
+				var d Decoder
+				var err error
+				a := allocated(func() { err = checkOf(t, &d, batch, c.maxRecordBytes) })
+				if outcome(err) != "corrupt" {
+					t.Fatalf("a record claiming %d bytes, 20 following: %v, want it corrupt", c.claim, err)
+				}
+				if a > 16<<20 {
+					t.Errorf("refusing a claim of %d MB with 20 bytes allocated %d MB", c.claim>>20, a>>20)
+				}
+			})
+		}
+	}
+}
+
+// TestCheckKeepsNoBatch: a Check's Decoder, pooled for the next append,
+// keeps nothing of the batch it checked. Its gzip, lz4 and zstd readers
+// kept reading the batch (a Produce request's records, up to
+// max_message_bytes) until the next check of the codec.
+func TestCheckKeepsNoBatch(t *testing.T) {
+	plain := buildBatch(t, 50, 0)
+	for _, c := range append(streamedCodecs, struct {
+		name  string
+		codec int
+	}{"snappy", CodecSnappy}) {
+		t.Run(c.name, func(t *testing.T) {
+			d := new(Decoder)
+			batch := new(compressor).compress(t, plain, c.codec)
+			if err := checkOf(t, d, batch, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			kept := weak.Make(&batch[0])
+			batch = nil
+			runtime.GC()
+			if kept.Value() != nil {
+				t.Errorf("the Decoder keeps the %s batch it checked", c.name)
+			}
+			runtime.KeepAlive(d)
+		})
+	}
+}
+
+// TestCheckStreamSizesTheVarintAsSent: a record's size is its length's
+// varint as the producer wrote it plus the length, streamed or not. The
+// stream re-encoded the varint it read, minimally: a record whose length
+// was written in 4 bytes (Go's and Java's readers take any form) counted 3
+// bytes less streamed, and a record refused uncompressed was accepted
+// compressed.
+func TestCheckStreamSizesTheVarintAsSent(t *testing.T) {
+	var e Encoder
+	e.Reset(-1, -1, -1)
+	e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+	plain := append([]byte(nil), e.Finish(0)...)
+	h, err := Validate(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := plain[HeaderSize:h.Size()]
+	length, n := binary.Varint(rec)
+	// The length's zigzag form in 4 bytes, where 1 does.
+	zz := uint64(length) << 1
+	if zz >= 0x80 || n != 1 {
+		t.Fatalf("a record of %d bytes: its length is not in one byte", length)
+	}
+	padded := append([]byte{byte(zz) | 0x80, 0x80, 0x80, 0x00}, rec[n:]...)
+	if l, m := binary.Varint(padded); l != length || m != 4 {
+		t.Fatalf("padded varint reads %d in %d bytes", l, m)
+	}
+	plain = withBody(plain, padded)
+	limit := int(length) + 2 // over it with the 4 bytes sent, under with 1
+	var d Decoder
+	want := checkOf(t, &d, plain, limit)
+	if !errors.Is(want, broker.ErrRecordTooLarge) {
+		t.Fatalf("uncompressed: %v, want ErrRecordTooLarge", want)
+	}
+	if err := checkOf(t, &d, plain, limit+2); err != nil {
+		t.Fatalf("uncompressed under the limit: %v", err)
+	}
+	for _, c := range streamedCodecs {
+		batch := new(compressor).compress(t, plain, c.codec)
+		if err := checkOf(t, &d, batch, limit); !errors.Is(err, broker.ErrRecordTooLarge) {
+			t.Errorf("%s: %v, want ErrRecordTooLarge as uncompressed", c.name, err)
+		}
+		if err := checkOf(t, &d, batch, limit+2); err != nil {
+			t.Errorf("%s: under the limit: %v", c.name, err)
+		}
 	}
 }

@@ -53,6 +53,10 @@ type Decoder struct {
 	record  []byte
 	zstream *zstd.Decoder // a streaming decoder, its window bounded
 	xerial  xerialReader
+	// src is the batch the streaming readers read, emptied by Reset:
+	// read from a reader of their own, they kept the batch until the
+	// next check.
+	src bytes.Reader
 }
 
 // What Reset keeps of its buffers: a compressed batch can decode to a
@@ -84,6 +88,7 @@ func (d *Decoder) Reset() {
 	d.record = truncateOrDrop(d.record, keepPlain)
 	d.xerial.buf = truncateOrDrop(d.xerial.buf, keepPlain)
 	d.xerial.src = nil
+	d.src.Reset(nil)
 }
 
 func truncateOrDrop[T any](s []T, keep int) []T {
