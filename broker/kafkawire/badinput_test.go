@@ -108,6 +108,33 @@ func (panicLog) DescribeTopics(context.Context, ...string) ([]broker.TopicInfo, 
 	panic("boom")
 }
 
+// TestPanicInParallelAppendRecovered: appends of a request's partitions
+// run on goroutines of their own (WithParallelAppends), where the
+// connection's recovery did not reach: a panicking append ended the
+// process, not the connection.
+func TestPanicInParallelAppendRecovered(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 2)
+	_, addr := startServer(t, appendPanicLog{fl}, WithParallelAppends(8))
+	rc := dialRaw(t, addr)
+	req := produceReq(9, 1, "t", 0, batch("v"))
+	second := kmsg.NewProduceRequestTopicPartition()
+	second.Partition, second.Records = 1, batch("w")
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, second)
+	rc.send(req)
+	expectClosed(t, rc.c)
+
+	// The server still answers others.
+	rc = dialRaw(t, addr)
+	rc.do(kmsg.NewPtrApiVersionsRequest())
+}
+
+type appendPanicLog struct{ *fakeLog }
+
+func (appendPanicLog) AppendBatches(context.Context, string, int32, []byte) (int64, error) {
+	panic("boom")
+}
+
 // TestMaxRequestBytes checks WithMaxRequestBytes.
 func TestMaxRequestBytes(t *testing.T) {
 	fl := newFakeLog()

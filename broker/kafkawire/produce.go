@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,12 +158,27 @@ func (c *conn) appendAll(ctx context.Context, jobs []appendJob) {
 			run(&jobs[i])
 		}
 	}
+	// A panic (a bug) on a goroutine of its own would end the process:
+	// it is raised again on the connection's, whose recovery ends only
+	// the connection (conn.run).
+	var panicked atomic.Pointer[string]
 	var wg sync.WaitGroup
 	for range min(len(jobs), parallel) - 1 {
-		wg.Go(work)
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					p := fmt.Sprintf("%v\n%s", r, debug.Stack())
+					panicked.CompareAndSwap(nil, &p)
+				}
+			}()
+			work()
+		})
 	}
 	work()
 	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic("parallel append: " + *p)
+	}
 }
 
 func hasDuplicatePartition(jobs []appendJob) bool {
