@@ -26,8 +26,11 @@ type Member struct {
 	// Gone, when set, is called once the member has stopped because an
 	// update removed it (not when it restarts, nor when the set stops),
 	// with the set's context: to drop what is kept for it, such as its
-	// metric series, or to say it is gone. The update's other members
-	// start after it returns.
+	// metric series, or to say it is gone. The Gones of an update's
+	// removed members run at once, each on its own goroutine, so one
+	// that waits (on a broker, say) holds the update for as long as the
+	// slowest, not for the sum of them; the update's other members start
+	// after every one has returned.
 	Gone func(ctx context.Context)
 }
 
@@ -127,12 +130,14 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 			delete(live, name)
 		}
 	}
+	var gone sync.WaitGroup
 	for _, r := range stopping {
 		<-r.done // a restarted member never runs twice at once
 		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
-			r.m.Gone(ctx)
+			gone.Go(func() { r.m.Gone(ctx) })
 		}
 	}
+	gone.Wait()
 	current := make([]Member, 0, len(members))
 	var starts []func()
 	for _, m := range members {

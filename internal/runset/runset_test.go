@@ -2,6 +2,7 @@ package runset
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -148,4 +149,60 @@ func TestMembersIncludesAStartedMember(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestGonesRunAtOnce: the Gones of an update's removed members run at
+// once, not one after the other: each here returns only once all have
+// been called, so called one at a time the first would wait for good
+// (until the set stops). The update's other member starts after every
+// Gone has returned.
+func TestGonesRunAtOnce(t *testing.T) {
+	const n = 50
+	var (
+		mu       sync.Mutex
+		called   int
+		returned int
+	)
+	all := make(chan struct{})
+	var members []Member
+	for i := range n {
+		members = append(members, Member{Name: fmt.Sprint(i), Run: func(ctx context.Context) { <-ctx.Done() },
+			Gone: func(ctx context.Context) {
+				mu.Lock()
+				if called++; called == n {
+					close(all)
+				}
+				mu.Unlock()
+				select {
+				case <-all:
+				case <-ctx.Done():
+				}
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+				returned++
+				mu.Unlock()
+			}})
+	}
+	var s Set
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, members); close(done) }()
+	defer func() { cancel(); <-done }()
+	started := make(chan int, 1)
+	s.Update([]Member{{Name: "next", Run: func(ctx context.Context) {
+		mu.Lock()
+		started <- returned
+		mu.Unlock()
+		<-ctx.Done()
+	}}})
+	select {
+	case r := <-started:
+		if r != n {
+			t.Errorf("the update's added member started after %d of %d Gones returned, want all", r, n)
+		}
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the update is not applied after 10 s: %d of %d Gones called, one at a time", called, n)
+	}
 }
