@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/wholefile"
 )
 
 // failingBroker keeps what is produced until fail is set, then fails every
@@ -211,5 +212,62 @@ func TestStopDuringManyRemovals(t *testing.T) {
 	}
 	if len(known) != len(cfgs) {
 		t.Errorf("state file lists %d targets, want the %d removals not told", len(known), len(cfgs))
+	}
+}
+
+// TestManyRemovedWhileStoppedWithTheBrokerFailing: weir starts with 200
+// targets of the state file taken out of the config while it was stopped,
+// and a broker that fails. Their removals were published one after the
+// other, each bounded at 5 s, before any target started: the configured
+// target waited 1000 s. They share one bound now; those not told stay in
+// the state file.
+func TestManyRemovedWhileStoppedWithTheBrokerFailing(t *testing.T) {
+	const n = 200
+	state := filepath.Join(t.TempDir(), "targets.json")
+	k := knownTargets{V: 1}
+	for i := range n {
+		k.Targets = append(k.Targets, fmt.Sprintf("old%03d", i))
+	}
+	if err := wholefile.ReplaceJSON(state, &k); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String()
+	lis.Close()
+	b := &failingBroker{}
+	b.fail.Store(true)
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(configs.GNMI{RetryMin: configs.Duration(time.Minute), RetryMax: configs.Duration(time.Minute),
+		Targets: []configs.GNMITarget{simTarget("a", down, sub(countersPath, "stream", "sample", time.Second))}},
+		b, WithMetrics(m), WithLogger(testLogger(t)), WithStateFile(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.grace = time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	const bound = 30 * time.Second
+	for !slices.Equal(memberNames(c), []string{"a"}) {
+		if time.Since(start) > bound {
+			t.Fatalf("the configured target has not started %v after a start with %d removals to tell", bound, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d removals at the start with a failing broker: the target started after %v", n, time.Since(start).Round(time.Millisecond))
+	known, err := readKnown(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(known) != n+1 || !slices.Contains(known, "a") || !slices.Contains(known, "old199") {
+		t.Errorf("state file lists %d targets, want a and the %d removals not told", len(known), n)
 	}
 }
