@@ -17,6 +17,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/wholefile"
 )
 
 // failingCapture is a capture until fail is set; then every Produce fails
@@ -190,5 +191,51 @@ func TestStopDuringManyRemovals(t *testing.T) {
 	}
 	if got := knownNames(t, state); len(got) != len(cfgs) {
 		t.Errorf("state file lists %d targets, want the %d removals not told", len(got), len(cfgs))
+	}
+}
+
+// TestManyRemovedWhileStoppedWithTheBrokerFailing: weir starts with 200
+// targets of the state file taken out of the config while it was stopped,
+// and a broker that fails. Their removals were published one after the
+// other, each bounded at 5 s, before any target started: the configured
+// target waited 1000 s. They share one bound now; those not told stay in
+// the state file.
+func TestManyRemovedWhileStoppedWithTheBrokerFailing(t *testing.T) {
+	const n = 200
+	state := filepath.Join(t.TempDir(), "targets.json")
+	k := knownTargets{V: 1}
+	for i := range n {
+		k.Targets = append(k.Targets, knownTarget{Name: fmt.Sprintf("old%03d", i), Host: "192.0.2.1"})
+	}
+	if err := wholefile.ReplaceJSON(state, &k); err != nil {
+		t.Fatal(err)
+	}
+	b := &failingCapture{Capture: snmptest.NewCapture()}
+	b.fail.Store(true)
+	addr := fmt.Sprintf("127.0.0.1:%d", snmptest.FreeUDPPort(t))
+	a := testTarget("a", addr, func(tc *configs.SNMPTarget) {
+		tc.Interval, tc.Timeout = time.Second, 200*time.Millisecond
+		tc.Profiles.Names = []string{"system"}
+	})
+	p, err := New(Config{Targets: []configs.SNMPTarget{a}, Profiles: loadProfiles(t), Broker: b, StateFile: state,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	const bound = 30 * time.Second
+	for !slices.Equal(memberNames(p), []string{"a"}) {
+		if time.Since(start) > bound {
+			t.Fatalf("the configured target has not started %v after a start with %d removals to tell", bound, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d removals at the start with a failing broker: the target started after %v", n, time.Since(start).Round(time.Millisecond))
+	if got := knownNames(t, state); len(got) != n+1 || !slices.Contains(got, "a") || !slices.Contains(got, "old199") {
+		t.Errorf("state file lists %d targets, want a and the %d removals not told", len(got), n)
 	}
 }

@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/weirnet/weir/configs"
@@ -100,8 +101,10 @@ func (p *Poller) knownRetryEvery() time.Duration {
 // state file that the config no longer lists, then saves the list: an
 // outage the target was in before the stop ends, as when a reload
 // removes it. In a cluster every process that polled it says so; the
-// second says nothing new. One whose record the broker did not take by
-// publishGrace stays in the file, for the next start (sayRemoved).
+// second says nothing new. The removals are published at once, under one
+// bound (publishGrace), however many there are: the targets start after
+// them. One whose record the broker did not take by then stays in the
+// file, for the next start (as sayRemoved keeps it).
 func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	known, err := readKnown(p.cfg.StateFile)
 	if err != nil {
@@ -109,13 +112,25 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 			"err", err)
 	}
 	names := targetNames(targets)
-	for _, k := range known {
+	rctx, cancel := context.WithTimeout(ctx, publishGrace)
+	defer cancel()
+	failed := make([]bool, len(known))
+	var wg sync.WaitGroup
+	for i, k := range known {
 		if names[k.Name] {
 			continue
 		}
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
-		p.sayRemoved(ctx, t)
+		wg.Go(func() { failed[i] = !t.publishRemoved(rctx) })
 	}
+	wg.Wait()
+	p.knownMu.Lock()
+	for i, k := range known {
+		if failed[i] {
+			p.unsaid = append(p.unsaid, k)
+		}
+	}
+	p.knownMu.Unlock()
 	p.saveKnown()
 }
 
