@@ -206,3 +206,51 @@ func TestGonesRunAtOnce(t *testing.T) {
 		t.Fatalf("the update is not applied after 10 s: %d of %d Gones called, one at a time", called, n)
 	}
 }
+
+// TestGoneWithinIsOneDeadline: with GoneWithin, the Gones of an update get
+// one deadline, however late each starts its wait: what they wait on ends
+// at one time.
+func TestGoneWithinIsOneDeadline(t *testing.T) {
+	const n = 20
+	var (
+		mu        sync.Mutex
+		deadlines = map[time.Time]int{}
+	)
+	var members []Member
+	for i := range n {
+		members = append(members, Member{Name: fmt.Sprint(i), Run: func(ctx context.Context) { <-ctx.Done() },
+			Gone: func(ctx context.Context) {
+				time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+				d, ok := ctx.Deadline()
+				mu.Lock()
+				if ok {
+					deadlines[d]++
+				}
+				mu.Unlock()
+				<-ctx.Done()
+			}})
+	}
+	s := Set{GoneWithin: 200 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, members); close(done) }()
+	defer func() { cancel(); <-done }()
+	started := make(chan time.Time, 1)
+	at := time.Now()
+	s.Update([]Member{{Name: "next", Run: func(ctx context.Context) { started <- time.Now(); <-ctx.Done() }}})
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the update is not applied after 10 s: the Gones did not end at their deadline")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deadlines) != 1 {
+		t.Fatalf("the Gones had %d deadlines (%v), want one for all %d", len(deadlines), deadlines, n)
+	}
+	for d, k := range deadlines {
+		if k != n || d.Sub(at) < 200*time.Millisecond {
+			t.Errorf("deadline %v after the update for %d Gones, want GoneWithin (200ms) after, for all %d", d.Sub(at), k, n)
+		}
+	}
+}
