@@ -40,6 +40,7 @@ func (c *Collector) saveKnown() {
 	if c.stateFile == "" {
 		return
 	}
+	c.knownSaved = c.knownGen
 	k := knownTargets{V: 1, Targets: make([]string, 0, len(c.targets)+len(c.unsaid))}
 	for _, t := range c.targets {
 		k.Targets = append(k.Targets, t.cfg.Name)
@@ -55,6 +56,22 @@ func (c *Collector) saveKnown() {
 		c.log.Info("gnmi: the list of targets is kept again", slog.String("file", c.stateFile))
 	}
 	c.knownFailed = err != nil
+}
+
+// saveKnownSince saves the state file unless a save since has listed the
+// removal counted gen (knownGen) in unsaid. The removals of a reload that
+// the broker did not take fail together, at their one deadline, and each
+// would save the file (synced) in turn, holding mu: they wait their turn
+// on knownSave instead, keeping their removals in unsaid meanwhile, and
+// the next save lists them all. c.mu must not be held.
+func (c *Collector) saveKnownSince(gen uint64) {
+	c.knownSave.Lock()
+	defer c.knownSave.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.knownSaved < gen {
+		c.saveKnown()
+	}
 }
 
 // resaveKnown saves the state file again while its last save failed: the
