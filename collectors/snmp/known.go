@@ -50,6 +50,7 @@ func (p *Poller) saveKnown() {
 	p.mu.Lock()
 	targets := p.targets
 	p.mu.Unlock()
+	p.knownSaved = p.knownGen
 	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(p.unsaid))}
 	for _, t := range targets {
 		k.Targets = append(k.Targets, t.known())
@@ -135,16 +136,35 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 }
 
 // sayRemoved publishes t's removal (publishRemoved); one not published is
-// kept as unsaid, for the state file's next save (the caller's) to keep
-// it for the next start. It reports whether it kept t.
-func (p *Poller) sayRemoved(ctx context.Context, t *target) bool {
+// kept as unsaid, for the state file's next save (the caller's:
+// saveKnownSince(gen)) to keep it for the next start. It reports whether
+// it kept t.
+func (p *Poller) sayRemoved(ctx context.Context, t *target) (gen uint64, kept bool) {
 	if t.publishRemoved(ctx) {
-		return false
+		return 0, false
 	}
 	p.knownMu.Lock()
+	defer p.knownMu.Unlock()
 	p.unsaid = append(p.unsaid, t.known())
+	p.knownGen++
+	return p.knownGen, true
+}
+
+// saveKnownSince saves the state file unless a save since has listed the
+// removal counted gen (knownGen) in unsaid. The removals of a reload that
+// the broker did not take fail together, at their one deadline, and each
+// would save the file (synced) in turn: they wait their turn on knownSave
+// instead, keeping their removals in unsaid meanwhile, and the next save
+// lists them all.
+func (p *Poller) saveKnownSince(gen uint64) {
+	p.knownSave.Lock()
+	defer p.knownSave.Unlock()
+	p.knownMu.Lock()
+	saved := p.knownSaved >= gen
 	p.knownMu.Unlock()
-	return true
+	if !saved {
+		p.saveKnown()
+	}
 }
 
 // known is what the state file keeps of t.
