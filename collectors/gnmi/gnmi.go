@@ -148,6 +148,11 @@ type Collector struct {
 	// Run saves again every knownRetry until one succeeds (under mu).
 	knownFailed bool
 	knownRetry  time.Duration
+	// knownGen counts the removals kept in unsaid, knownSaved is the
+	// count the last save of stateFile listed (under mu); knownSave is
+	// held by saveKnownSince, taken before mu.
+	knownGen, knownSaved uint64
+	knownSave            sync.Mutex
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -180,6 +185,8 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 		c.cfg.QueueMemory = configs.DefaultGNMIQueueMemory
 	}
 	c.budget = newMemBudget(int64(c.cfg.QueueMemory), c.m.QueueMemory)
+	// A reload's removals (publishRemoved) share one bound, however many.
+	c.set.GoneWithin = removedGrace
 	if c.cfg.RetryMin <= 0 {
 		c.cfg.RetryMin = configs.Duration(configs.DefaultGNMIRetryMin)
 	}
@@ -1349,7 +1356,8 @@ func (c *Collector) wasDown(target string) bool {
 	return c.down[target]
 }
 
-// removedGrace bounds publishRemoved: a reload waits for it.
+// removedGrace bounds publishRemoved: a reload waits for it. The removals
+// of one reload, or of one start, share it: they go at once.
 const removedGrace = 5 * time.Second
 
 // publishRemoved says that a reload took out the target, down when it
@@ -1365,10 +1373,15 @@ func (t *target) publishRemoved(ctx context.Context) {
 	t.c.log.Warn("gnmi: the removed target's last status was not published; the next start tries again", slog.String("target", t.cfg.Name), slog.Any("err", err))
 	c := t.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {
+	gone := !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name })
+	if gone {
 		c.unsaid = append(c.unsaid, t.cfg.Name)
-		c.saveKnown()
+		c.knownGen++
+	}
+	gen := c.knownGen
+	c.mu.Unlock()
+	if gone {
+		c.saveKnownSince(gen)
 	}
 }
 

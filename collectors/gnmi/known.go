@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -39,6 +40,7 @@ func (c *Collector) saveKnown() {
 	if c.stateFile == "" {
 		return
 	}
+	c.knownSaved = c.knownGen
 	k := knownTargets{V: 1, Targets: make([]string, 0, len(c.targets)+len(c.unsaid))}
 	for _, t := range c.targets {
 		k.Targets = append(k.Targets, t.cfg.Name)
@@ -54,6 +56,22 @@ func (c *Collector) saveKnown() {
 		c.log.Info("gnmi: the list of targets is kept again", slog.String("file", c.stateFile))
 	}
 	c.knownFailed = err != nil
+}
+
+// saveKnownSince saves the state file unless a save since has listed the
+// removal counted gen (knownGen) in unsaid. The removals of a reload that
+// the broker did not take fail together, at their one deadline, and each
+// would save the file (synced) in turn, holding mu: they wait their turn
+// on knownSave instead, keeping their removals in unsaid meanwhile, and
+// the next save lists them all. c.mu must not be held.
+func (c *Collector) saveKnownSince(gen uint64) {
+	c.knownSave.Lock()
+	defer c.knownSave.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.knownSaved < gen {
+		c.saveKnown()
+	}
 }
 
 // resaveKnown saves the state file again while its last save failed: the
@@ -87,8 +105,10 @@ func (c *Collector) knownRetryEvery() time.Duration {
 }
 
 // removedWhileStopped says removed each target of the state file that the
-// config no longer lists, then saves the list. One whose record the broker
-// did not take in removedGrace stays in the file, for the next start.
+// config no longer lists, then saves the list. The removals are published
+// at once, under one bound (removedGrace), however many there are: the
+// targets start after them. One whose record the broker did not take by
+// then stays in the file, for the next start.
 func (c *Collector) removedWhileStopped(ctx context.Context) {
 	if c.stateFile == "" {
 		return
@@ -103,8 +123,11 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 		listed[t.cfg.Name] = true
 	}
 	c.mu.Unlock()
-	var unsaid []string
-	for _, name := range known {
+	rctx, cancel := context.WithTimeout(ctx, removedGrace)
+	defer cancel()
+	failed := make([]bool, len(known))
+	var wg sync.WaitGroup
+	for i, name := range known {
 		if listed[name] {
 			continue
 		}
@@ -114,10 +137,21 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 				key = n
 			}
 		}
-		pub := publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", name))}
-		if err := publishRemoved(ctx, &pub, name, []byte(key)); err != nil {
-			c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
-				slog.String("target", name), slog.Any("err", err))
+		// The retries of all of them logged together, as the targets'.
+		pub := publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", name)),
+			RetryLog: &c.retryLog, RetryLogger: c.log}
+		wg.Go(func() {
+			if err := publishRemoved(rctx, &pub, name, []byte(key)); err != nil {
+				c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
+					slog.String("target", name), slog.Any("err", err))
+				failed[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	var unsaid []string
+	for i, name := range known {
+		if failed[i] {
 			unsaid = append(unsaid, name)
 		}
 	}

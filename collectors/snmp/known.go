@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/weirnet/weir/configs"
@@ -49,6 +50,7 @@ func (p *Poller) saveKnown() {
 	p.mu.Lock()
 	targets := p.targets
 	p.mu.Unlock()
+	p.knownSaved = p.knownGen
 	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(p.unsaid))}
 	for _, t := range targets {
 		k.Targets = append(k.Targets, t.known())
@@ -100,8 +102,10 @@ func (p *Poller) knownRetryEvery() time.Duration {
 // state file that the config no longer lists, then saves the list: an
 // outage the target was in before the stop ends, as when a reload
 // removes it. In a cluster every process that polled it says so; the
-// second says nothing new. One whose record the broker did not take by
-// publishGrace stays in the file, for the next start (sayRemoved).
+// second says nothing new. The removals are published at once, under one
+// bound (publishGrace), however many there are: the targets start after
+// them. One whose record the broker did not take by then stays in the
+// file, for the next start (as sayRemoved keeps it).
 func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	known, err := readKnown(p.cfg.StateFile)
 	if err != nil {
@@ -109,27 +113,58 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 			"err", err)
 	}
 	names := targetNames(targets)
-	for _, k := range known {
+	rctx, cancel := context.WithTimeout(ctx, publishGrace)
+	defer cancel()
+	failed := make([]bool, len(known))
+	var wg sync.WaitGroup
+	for i, k := range known {
 		if names[k.Name] {
 			continue
 		}
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
-		p.sayRemoved(ctx, t)
+		wg.Go(func() { failed[i] = !t.publishRemoved(rctx) })
 	}
+	wg.Wait()
+	p.knownMu.Lock()
+	for i, k := range known {
+		if failed[i] {
+			p.unsaid = append(p.unsaid, k)
+		}
+	}
+	p.knownMu.Unlock()
 	p.saveKnown()
 }
 
 // sayRemoved publishes t's removal (publishRemoved); one not published is
-// kept as unsaid, for the state file's next save (the caller's) to keep
-// it for the next start. It reports whether it kept t.
-func (p *Poller) sayRemoved(ctx context.Context, t *target) bool {
+// kept as unsaid, for the state file's next save (the caller's:
+// saveKnownSince(gen)) to keep it for the next start. It reports whether
+// it kept t.
+func (p *Poller) sayRemoved(ctx context.Context, t *target) (gen uint64, kept bool) {
 	if t.publishRemoved(ctx) {
-		return false
+		return 0, false
 	}
 	p.knownMu.Lock()
+	defer p.knownMu.Unlock()
 	p.unsaid = append(p.unsaid, t.known())
+	p.knownGen++
+	return p.knownGen, true
+}
+
+// saveKnownSince saves the state file unless a save since has listed the
+// removal counted gen (knownGen) in unsaid. The removals of a reload that
+// the broker did not take fail together, at their one deadline, and each
+// would save the file (synced) in turn: they wait their turn on knownSave
+// instead, keeping their removals in unsaid meanwhile, and the next save
+// lists them all.
+func (p *Poller) saveKnownSince(gen uint64) {
+	p.knownSave.Lock()
+	defer p.knownSave.Unlock()
+	p.knownMu.Lock()
+	saved := p.knownSaved >= gen
 	p.knownMu.Unlock()
-	return true
+	if !saved {
+		p.saveKnown()
+	}
 }
 
 // known is what the state file keeps of t.

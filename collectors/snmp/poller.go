@@ -108,6 +108,11 @@ type Poller struct {
 	// Run saves again every knownRetry until one succeeds.
 	knownFailed bool
 	knownRetry  time.Duration
+	// knownGen counts the removals kept in unsaid, knownSaved is the
+	// count the last save of StateFile listed (under knownMu);
+	// knownSave is held by saveKnownSince, taken before knownMu.
+	knownGen, knownSaved uint64
+	knownSave            sync.Mutex
 }
 
 // publishFailures is the run of failed publishes of all targets, logged
@@ -200,6 +205,8 @@ func New(cfg Config) (*Poller, error) {
 		cfg.Metrics = m
 	}
 	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency), profiles: cfg.Profiles}
+	// A reload's removals (publishRemoved) share one bound, however many.
+	p.set.GoneWithin = publishGrace
 	targets, err := p.build(cfg.Profiles, cfg.Targets)
 	if err != nil {
 		return nil, err
@@ -308,8 +315,11 @@ func (p *Poller) members(targets []*target) []runset.Member {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{t.cfg.Settings(), t.profilesKey()}, Value: t, Run: t.run,
 			Gone: func(ctx context.Context) {
 				p.cfg.Metrics.forget(t.cfg.Name)
-				if t.owned && p.sayRemoved(ctx, t) {
-					p.saveKnown()
+				if !t.owned {
+					return
+				}
+				if gen, kept := p.sayRemoved(ctx, t); kept {
+					p.saveKnownSince(gen)
 				}
 			}}
 	}
@@ -1081,8 +1091,9 @@ func (t *target) status(res poll) telemetry.Metric {
 // field removed (true) and no snmp_up. Enrichment ends the target's
 // reachability with it, so an outage it was in when it was taken out of
 // the config (a device decommissioned) is cleared rather than alerted on
-// for good. Bounded by publishGrace: the reload waits for it. False when
-// the record was not taken.
+// for good. Bounded by publishGrace: the reload waits for it (the
+// removals of one reload, or of one start, share it: they go at once).
+// False when the record was not taken.
 func (t *target) publishRemoved(ctx context.Context) bool {
 	now := time.Now()
 	m := telemetry.Metric{

@@ -10,6 +10,7 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"time"
 )
 
 // Member is one goroutine of a set.
@@ -25,14 +26,24 @@ type Member struct {
 	Run func(ctx context.Context)
 	// Gone, when set, is called once the member has stopped because an
 	// update removed it (not when it restarts, nor when the set stops),
-	// with the set's context: to drop what is kept for it, such as its
-	// metric series, or to say it is gone. The update's other members
-	// start after it returns.
+	// with the set's context (bounded by Set.GoneWithin): to drop what is
+	// kept for it, such as its metric series, or to say it is gone. The
+	// Gones of an update's removed members run at once, each on its own
+	// goroutine, once all those the update stops have stopped: one that
+	// waits (on a broker, say) holds the update for as long as the
+	// slowest, not for the sum of them. The update's other members start
+	// after every one has returned.
 	Gone func(ctx context.Context)
 }
 
 // Set is a changing set of members. The zero Set is ready; Run runs it.
 type Set struct {
+	// GoneWithin, when set (before Run), bounds the Gones of an update
+	// together: their context ends GoneWithin after they start, one
+	// deadline for all of them, so that what they wait on ends at one
+	// time. Zero leaves them the set's context alone.
+	GoneWithin time.Duration
+
 	mu      sync.Mutex
 	pending []Member
 	has     bool
@@ -129,10 +140,20 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 	}
 	for _, r := range stopping {
 		<-r.done // a restarted member never runs twice at once
+	}
+	// Together, once all have stopped, under one deadline (GoneWithin).
+	gctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.GoneWithin > 0 {
+		gctx, cancel = context.WithTimeout(ctx, s.GoneWithin)
+	}
+	var gone sync.WaitGroup
+	for _, r := range stopping {
 		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
-			r.m.Gone(ctx)
+			gone.Go(func() { r.m.Gone(gctx) })
 		}
 	}
+	gone.Wait()
+	cancel()
 	current := make([]Member, 0, len(members))
 	var starts []func()
 	for _, m := range members {

@@ -2,6 +2,7 @@ package runset
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -148,4 +149,108 @@ func TestMembersIncludesAStartedMember(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestGonesRunAtOnce: the Gones of an update's removed members run at
+// once, not one after the other: each here returns only once all have
+// been called, so called one at a time the first would wait for good
+// (until the set stops). The update's other member starts after every
+// Gone has returned.
+func TestGonesRunAtOnce(t *testing.T) {
+	const n = 50
+	var (
+		mu       sync.Mutex
+		called   int
+		returned int
+	)
+	all := make(chan struct{})
+	var members []Member
+	for i := range n {
+		members = append(members, Member{Name: fmt.Sprint(i), Run: func(ctx context.Context) { <-ctx.Done() },
+			Gone: func(ctx context.Context) {
+				mu.Lock()
+				if called++; called == n {
+					close(all)
+				}
+				mu.Unlock()
+				select {
+				case <-all:
+				case <-ctx.Done():
+				}
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+				returned++
+				mu.Unlock()
+			}})
+	}
+	var s Set
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, members); close(done) }()
+	defer func() { cancel(); <-done }()
+	started := make(chan int, 1)
+	s.Update([]Member{{Name: "next", Run: func(ctx context.Context) {
+		mu.Lock()
+		started <- returned
+		mu.Unlock()
+		<-ctx.Done()
+	}}})
+	select {
+	case r := <-started:
+		if r != n {
+			t.Errorf("the update's added member started after %d of %d Gones returned, want all", r, n)
+		}
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the update is not applied after 10 s: %d of %d Gones called, one at a time", called, n)
+	}
+}
+
+// TestGoneWithinIsOneDeadline: with GoneWithin, the Gones of an update get
+// one deadline, however late each starts its wait: what they wait on ends
+// at one time.
+func TestGoneWithinIsOneDeadline(t *testing.T) {
+	const n = 20
+	var (
+		mu        sync.Mutex
+		deadlines = map[time.Time]int{}
+	)
+	var members []Member
+	for i := range n {
+		members = append(members, Member{Name: fmt.Sprint(i), Run: func(ctx context.Context) { <-ctx.Done() },
+			Gone: func(ctx context.Context) {
+				time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+				d, ok := ctx.Deadline()
+				mu.Lock()
+				if ok {
+					deadlines[d]++
+				}
+				mu.Unlock()
+				<-ctx.Done()
+			}})
+	}
+	s := Set{GoneWithin: 200 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, members); close(done) }()
+	defer func() { cancel(); <-done }()
+	started := make(chan time.Time, 1)
+	at := time.Now()
+	s.Update([]Member{{Name: "next", Run: func(ctx context.Context) { started <- time.Now(); <-ctx.Done() }}})
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the update is not applied after 10 s: the Gones did not end at their deadline")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deadlines) != 1 {
+		t.Fatalf("the Gones had %d deadlines (%v), want one for all %d", len(deadlines), deadlines, n)
+	}
+	for d, k := range deadlines {
+		if k != n || d.Sub(at) < 200*time.Millisecond {
+			t.Errorf("deadline %v after the update for %d Gones, want GoneWithin (200ms) after, for all %d", d.Sub(at), k, n)
+		}
+	}
 }
