@@ -126,6 +126,8 @@ type Collector struct {
 	// retryLog throttles the targets' "publish failed, retrying" lines
 	// together: a broker that cannot take records fails every target.
 	retryLog throttle.Shared
+	// removedLog: the removals not published, of a reload or a start.
+	removedLog throttle.Shared
 	// budget is queue_memory, shared by every target's queue, and
 	// memoryLog throttles the targets' lines about it together.
 	budget    *memBudget
@@ -1370,8 +1372,13 @@ func (t *target) publishRemoved(ctx context.Context) {
 	if err == nil {
 		return
 	}
-	t.c.log.Warn("gnmi: the removed target's last status was not published; the next start tries again", slog.String("target", t.cfg.Name), slog.Any("err", err))
 	c := t.c
+	// Once per 10 s, with a count: a reload removing hundreds with the
+	// broker down gave a line each.
+	if n, ok := c.removedLog.Due(time.Now()); ok {
+		c.log.Warn("gnmi: the removed target's last status was not published; the next start tries again",
+			slog.String("target", t.cfg.Name), slog.Any("err", err), slog.Int("times", n))
+	}
 	c.mu.Lock()
 	gone := !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name })
 	if gone {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/wholefile"
 )
 
@@ -23,6 +26,8 @@ import (
 type failingBroker struct {
 	memBroker
 	fail atomic.Bool
+	// logs is the collector's log (manyDown's), whose lines tests count.
+	logs syncbuf.Buffer
 }
 
 func (b *failingBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
@@ -58,7 +63,8 @@ func manyDown(t *testing.T, n int) (c *Collector, b *failingBroker, state string
 	b = &failingBroker{}
 	// One attempt each: retried only after a minute.
 	cfg := configs.GNMI{RetryMin: configs.Duration(time.Minute), RetryMax: configs.Duration(time.Minute), Targets: cfgs}
-	c, err = New(cfg, b, WithMetrics(m), WithLogger(testLogger(t)), WithStateFile(state))
+	log := slog.New(slog.NewTextHandler(&b.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c, err = New(cfg, b, WithMetrics(m), WithLogger(log), WithStateFile(state))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +150,10 @@ func TestManyRemovedWhileTheBrokerFails(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(known, want) {
 		t.Errorf("state file lists %d targets, want %d: the two listed and every removal not told", len(known), len(want))
+	}
+	// One line for the lot, not one per removal.
+	if lines := strings.Count(b.logs.String(), "last status was not published"); lines > 3 {
+		t.Errorf("%d removals not published logged %d lines", n-1, lines)
 	}
 	gone := cfgs[n-1].Name
 	if exportedTarget(t, c.m, gone) {

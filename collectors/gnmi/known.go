@@ -142,8 +142,10 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 			RetryLog: &c.retryLog, RetryLogger: c.log}
 		wg.Go(func() {
 			if err := publishRemoved(rctx, &pub, name, []byte(key)); err != nil {
-				c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
-					slog.String("target", name), slog.Any("err", err))
+				if n, ok := c.removedLog.Due(time.Now()); ok {
+					c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
+						slog.String("target", name), slog.Any("err", err), slog.Int("times", n))
+				}
 				failed[i] = true
 			}
 		})

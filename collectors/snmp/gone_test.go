@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/wholefile"
 )
 
@@ -25,6 +27,8 @@ import (
 type failingCapture struct {
 	*snmptest.Capture
 	fail atomic.Bool
+	// logs is the poller's log (manyPolled's), whose lines tests count.
+	logs syncbuf.Buffer
 }
 
 func (c *failingCapture) Produce(ctx context.Context, topic string, recs []broker.Record) error {
@@ -53,7 +57,7 @@ func manyPolled(t *testing.T, n int) (p *Poller, b *failingCapture, state string
 	}
 	b = &failingCapture{Capture: snmptest.NewCapture()}
 	p, err = New(Config{Targets: cfgs, Profiles: loadProfiles(t), Broker: b, StateFile: state, Metrics: m,
-		MaxConcurrency: n, Logger: slog.New(slog.DiscardHandler)})
+		MaxConcurrency: n, Logger: slog.New(slog.NewTextHandler(&b.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +153,10 @@ func TestManyRemovedWhileTheBrokerFails(t *testing.T) {
 	slices.Sort(want)
 	if got := knownNames(t, state); !slices.Equal(got, want) {
 		t.Errorf("state file lists %d targets, want %d: the two listed and every removal not told", len(got), len(want))
+	}
+	// One line for the lot, not one per removal.
+	if lines := strings.Count(b.logs.String(), "last status was not published"); lines > 3 {
+		t.Errorf("%d removals not published logged %d lines", n-1, lines)
 	}
 	gone := cfgs[n-1]
 	series := func() int {

@@ -113,6 +113,9 @@ type Poller struct {
 	// knownSave is held by saveKnownSince, taken before knownMu.
 	knownGen, knownSaved uint64
 	knownSave            sync.Mutex
+	// removedLog throttles the lines of removals not published: a reload
+	// removing hundreds with the broker down gave a line each.
+	removedLog throttle.Shared
 }
 
 // publishFailures is the run of failed publishes of all targets, logged
@@ -1109,7 +1112,9 @@ func (t *target) publishRemoved(ctx context.Context) bool {
 	pctx, cancel := context.WithTimeout(ctx, publishGrace)
 	defer cancel()
 	if err := t.publish(pctx, []telemetry.Metric{m}); err != nil {
-		t.log.Warn("snmp: the removed target's last status was not published; weir's next start publishes it", "err", err)
+		if n, ok := t.p.removedLog.Due(time.Now()); ok {
+			t.log.Warn("snmp: the removed target's last status was not published; weir's next start publishes it", "err", err, "times", n)
+		}
 		return false
 	}
 	return true
