@@ -49,6 +49,7 @@ func TestProduceNoBroker(t *testing.T) {
 // stdin left open (a terminal, `tail -f | weir produce`), when it ends
 // then, not at the next line.
 func TestProduceBrokerStops(t *testing.T) {
+	t.Parallel()
 	for _, stdinOpen := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stdin_open=%v", stdinOpen), func(t *testing.T) {
 			p := startWeir(t, t.TempDir())
