@@ -365,6 +365,7 @@ func TestKcat(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
 	}
+	t.Parallel()
 	p := startWeir(t, t.TempDir())
 	meta, err := exec.Command("kcat", "-b", p.KafkaAddr, "-L").CombinedOutput()
 	if err != nil || !strings.Contains(string(meta), "1 brokers:") {
@@ -518,6 +519,7 @@ func TestFullDiskOverTheWire(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
 		t.Skipf("cannot mount tmpfs: %v", err)
@@ -808,6 +810,7 @@ func TestSystemdUnit(t *testing.T) {
 // TestDockerCompose: the compose file is valid for docker-compose (no
 // engine is needed to check) and weir accepts the config it mounts.
 func TestDockerCompose(t *testing.T) {
+	t.Parallel()
 	// Its inventory is a path inside the container: --skip-files.
 	out, err := exec.Command(weirBin, "check", "--skip-files", "-c", "../../deploy/weir.yaml").CombinedOutput()
 	if err != nil {

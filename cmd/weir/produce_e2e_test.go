@@ -164,6 +164,7 @@ func waitText(t *testing.T, w *syncbuf.Buffer, want string) {
 // limit (else they would be refused whole), and refuses a line above the
 // limit with the reason. kcat reads them back.
 func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
+	t.Parallel()
 	kcat := peers.Look(t, "kcat", "kcat")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "weir.yaml")
