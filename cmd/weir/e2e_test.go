@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,16 @@ import (
 var weirBin string
 
 func TestMain(m *testing.M) {
+	// Most of the parallel tests here wait on weir processes, kfake
+	// clusters and timeouts with the CPU idle: by default (-parallel
+	// GOMAXPROCS, 2 in CI) they would wait two at a time. An explicit
+	// -parallel is kept.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
 	dir, err := os.MkdirTemp("", "weir-e2e")
 	if err != nil {
 		panic(err)
