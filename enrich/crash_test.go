@@ -263,6 +263,7 @@ func TestExactlyOnceUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	var p syslog.Parser
 	corpus := loadCorpus(t)
@@ -304,6 +305,7 @@ func TestMetricsExactlyOnceUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	// 17 devices of 24 interfaces polled a minute apart; an interface
 	// goes down and up again now and then, for events.

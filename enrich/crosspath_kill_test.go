@@ -85,6 +85,7 @@ func TestCrossPathExactlyOnceUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	made := 0
 	add := func(b *embedded.Broker, n int) {
@@ -170,6 +171,7 @@ func TestPollAndTrapExactlyOnceUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	row := func(dev string, port int, up bool, at time.Time) broker.Record {
 		oper := int64(2)
@@ -198,6 +200,7 @@ func TestGNMIAndTrapExactlyOnceUnderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	update := func(dev string, port int, up bool, at time.Time) broker.Record {
 		oper := "DOWN"

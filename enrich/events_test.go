@@ -417,7 +417,7 @@ func TestSameStateIsNoChange(t *testing.T) {
 func TestSettleBounded(t *testing.T) {
 	d := newDetector(time.Second, 2, time.Minute)
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	const quiet = 200_000
+	const quiet = 100_000
 	for i := range quiet {
 		d.observe(telemetry.Event{Type: "interface_down", Device: "d", Object: "if" + itoa(i)}, t0)
 	}

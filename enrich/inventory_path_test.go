@@ -238,7 +238,15 @@ func TestInventorySighupFailureToldOnce(t *testing.T) {
 			if n := strings.Count(logs.String(), "level=ERROR"); n != 0 {
 				t.Errorf("the watch logged %d errors of a file SIGHUP found wrong, want none:\n%s", n, logs.String())
 			}
-			if err := os.WriteFile(target, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+			// Made right by a rename, as editors save: written in place,
+			// the file is empty from its truncation to its write, and
+			// on a loaded machine the watch (a check every 5 ms) found
+			// it so at two checks, a failure of its own (seen in a
+			// -race run: outcomes failure, failure, success).
+			if err := os.WriteFile(target+".new", []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(target+".new", target); err != nil {
 				t.Fatal(err)
 			}
 			waitOutcomes("failure", "success")

@@ -91,6 +91,7 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	seeds, b := kafkaCluster(t, 3, kafkacluster.WithReplicationFactor(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -104,7 +105,7 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 	// offset.
 	var p syslog.Parser
 	corpus := loadCorpus(t)
-	const rounds = 500 // of the corpus: 22,500 records
+	const rounds = 250 // of the corpus: 11,250 records
 	var recs []broker.Record
 	hasEvent := map[int]bool{}
 	for r := 0; r < rounds; r++ {

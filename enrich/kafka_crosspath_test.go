@@ -36,6 +36,7 @@ func TestCrossPathExactlyOnceUnderKillOnKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
+	t.Parallel()
 	seeds, b := kafkaCluster(t, 3, kafkacluster.WithReplicationFactor(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

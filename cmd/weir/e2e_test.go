@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,16 @@ import (
 var weirBin string
 
 func TestMain(m *testing.M) {
+	// Most of the parallel tests here wait on weir processes, kfake
+	// clusters and timeouts with the CPU idle: by default (-parallel
+	// GOMAXPROCS, 2 in CI) they would wait two at a time. An explicit
+	// -parallel is kept.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
 	dir, err := os.MkdirTemp("", "weir-e2e")
 	if err != nil {
 		panic(err)
@@ -365,6 +377,7 @@ func TestKcat(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
 	}
+	t.Parallel()
 	p := startWeir(t, t.TempDir())
 	meta, err := exec.Command("kcat", "-b", p.KafkaAddr, "-L").CombinedOutput()
 	if err != nil || !strings.Contains(string(meta), "1 brokers:") {
@@ -518,6 +531,7 @@ func TestFullDiskOverTheWire(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
 		t.Skipf("cannot mount tmpfs: %v", err)
@@ -808,6 +822,7 @@ func TestSystemdUnit(t *testing.T) {
 // TestDockerCompose: the compose file is valid for docker-compose (no
 // engine is needed to check) and weir accepts the config it mounts.
 func TestDockerCompose(t *testing.T) {
+	t.Parallel()
 	// Its inventory is a path inside the container: --skip-files.
 	out, err := exec.Command(weirBin, "check", "--skip-files", "-c", "../../deploy/weir.yaml").CombinedOutput()
 	if err != nil {

@@ -113,6 +113,7 @@ func TestKcatBalancedConsumer(t *testing.T) {
 // TestConsumeGroup: `weir consume --group` resumes where the group's last
 // run committed, so a second run prints only what was produced since.
 func TestConsumeGroup(t *testing.T) {
+	t.Parallel()
 	p := startWeir(t, t.TempDir())
 	if _, errs, err := p.cli(t, "", "topics", "create", "cg.topic", "--partitions", "6"); err != nil {
 		t.Fatal(err, errs)

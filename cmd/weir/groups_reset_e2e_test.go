@@ -23,6 +23,7 @@ import (
 // partition back; times find offsets by record time; a group with a
 // member is refused, saying why.
 func TestGroupsReset(t *testing.T) {
+	t.Parallel()
 	p := startWeir(t, t.TempDir())
 	if _, errs, err := p.cli(t, "", "topics", "create", "rst", "--partitions", "3"); err != nil {
 		t.Fatal(err, errs)

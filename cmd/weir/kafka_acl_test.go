@@ -21,6 +21,7 @@ import (
 // produces to is left to the cluster in that case (ensureTopic), and so
 // is one of broker.topics: weir runs, and says so.
 func TestStartsWithoutCreatePermission(t *testing.T) {
+	t.Parallel()
 	allow := func(r kmsg.ACLResourceType) kfake.ACL {
 		return kfake.ACL{Resource: r, Name: "*", Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAll, Allow: true}
 	}

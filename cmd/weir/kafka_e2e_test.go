@@ -25,6 +25,7 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	if _, err := exec.LookPath("logger"); err != nil {
 		t.Skip("logger not installed")
 	}
+	t.Parallel()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ func TestProduceNoBroker(t *testing.T) {
 // stdin left open (a terminal, `tail -f | weir produce`), when it ends
 // then, not at the next line.
 func TestProduceBrokerStops(t *testing.T) {
+	t.Parallel()
 	for _, stdinOpen := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stdin_open=%v", stdinOpen), func(t *testing.T) {
 			p := startWeir(t, t.TempDir())
@@ -163,6 +164,7 @@ func waitText(t *testing.T, w *syncbuf.Buffer, want string) {
 // limit (else they would be refused whole), and refuses a line above the
 // limit with the reason. kcat reads them back.
 func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
+	t.Parallel()
 	kcat := peers.Look(t, "kcat", "kcat")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "weir.yaml")

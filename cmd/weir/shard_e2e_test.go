@@ -31,6 +31,7 @@ import (
 // for the rebalance), with no interval polled twice; enriched.metrics
 // then holds each polled record exactly once.
 func TestShardSNMPTargetsOnKafka(t *testing.T) {
+	t.Parallel()
 	const (
 		targets  = 300
 		interval = 5 * time.Second

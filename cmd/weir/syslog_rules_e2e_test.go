@@ -18,6 +18,7 @@ func TestSiteSyslogRulesEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("logger"); err != nil {
 		t.Skip("logger not installed")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	example, err := os.ReadFile("../../configs/syslog-rules.example.yaml")
 	if err != nil {
