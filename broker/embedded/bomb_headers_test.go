@@ -2,11 +2,11 @@ package embedded
 
 import (
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/heaptest"
 )
 
 // headerBomb is a gzip batch of records each with perRecord empty headers
@@ -28,15 +28,6 @@ func headerBomb(t testing.TB, records, perRecord int) []byte {
 	return b
 }
 
-func allocated(fn func()) uint64 {
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestHeaderBombBounded: the bounds on a read count records, not their
 // headers, and the check at append kept every header of the batch: a
 // gzip batch of 15 KB whose 16 records had 400,000 empty headers each
@@ -51,7 +42,7 @@ func TestHeaderBombBounded(t *testing.T) {
 	bomb := headerBomb(t, 100, 60_000)
 	t.Logf("gzip batch of %d KB", len(bomb)>>10)
 	var err error
-	if a := allocated(func() { _, err = b.AppendBatches(ctx, "t", 0, bomb) }); a > 64<<20 {
+	if a := heaptest.Allocated(func() { _, err = b.AppendBatches(ctx, "t", 0, bomb) }); a > 64<<20 {
 		t.Errorf("the append allocated %d MB", a>>20)
 	}
 	if err != nil {
@@ -61,7 +52,7 @@ func TestHeaderBombBounded(t *testing.T) {
 		var res broker.FetchResult
 		got := 0
 		for off := int64(0); off < 100; {
-			if a := allocated(func() { err = b.Fetch(ctx, "t", 0, off, broker.FetchOptions{}, &res) }); a > 160<<20 {
+			if a := heaptest.Allocated(func() { err = b.Fetch(ctx, "t", 0, off, broker.FetchOptions{}, &res) }); a > 160<<20 {
 				t.Errorf("a fetch at %d allocated %d MB", off, a>>20)
 			}
 			if err != nil || len(res.Records) == 0 {
@@ -88,7 +79,7 @@ func TestHeaderBombBounded(t *testing.T) {
 		got := 0
 		for got < 100 {
 			var recs []broker.Record
-			if a := allocated(func() { recs, err = c.Poll(ctx) }); a > 160<<20 {
+			if a := heaptest.Allocated(func() { recs, err = c.Poll(ctx) }); a > 160<<20 {
 				t.Errorf("a poll at %d allocated %d MB", got, a>>20)
 			}
 			if err != nil {
@@ -113,7 +104,7 @@ func TestOversizedRecordRefusedBeforeItsHeaders(t *testing.T) {
 	bomb := headerBomb(t, 1, 4<<20)
 	t.Logf("gzip batch of %d KB", len(bomb)>>10)
 	var err error
-	if a := allocated(func() { _, err = b.AppendBatches(ctx, "t", 0, bomb) }); a > 48<<20 {
+	if a := heaptest.Allocated(func() { _, err = b.AppendBatches(ctx, "t", 0, bomb) }); a > 48<<20 {
 		t.Errorf("refusing the record allocated %d MB", a>>20)
 	}
 	if !errors.Is(err, broker.ErrRecordTooLarge) {
@@ -155,7 +146,7 @@ func TestPollBoundedAcrossPartitions(t *testing.T) {
 			t.Fatalf("after %d polls, records of %d partitions", polls, len(seen))
 		}
 		var recs []broker.Record
-		a := allocated(func() { recs, err = c.Poll(ctx) })
+		a := heaptest.Allocated(func() { recs, err = c.Poll(ctx) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/heaptest"
 )
 
 // TestListOffsetOfBombBounded: a ListOffsets by time (a Kafka client's
@@ -34,7 +35,7 @@ func TestListOffsetOfBombBounded(t *testing.T) {
 	}{{ts0 + n/2, n / 2}, {-3, n - 1}, {ts0 + n, -1}} {
 		var off int64
 		var err error
-		alloc := allocated(func() { off, _, err = b.ListOffset("t", 0, c.ts) })
+		alloc := heaptest.Allocated(func() { off, _, err = b.ListOffset("t", 0, c.ts) })
 		if err != nil || off != c.want {
 			t.Fatalf("ListOffset(%d) = %d, %v; want %d", c.ts, off, err, c.want)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/heaptest"
 )
 
 // codecXerial stands for snappy in Java's xerial framing, which Check
@@ -105,15 +106,6 @@ func checkOf(t testing.TB, d *Decoder, batch []byte, maxRecordBytes int) error {
 	return d.Check(&h, batch, maxRecordBytes)
 }
 
-func allocated(fn func()) uint64 {
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 var streamedCodecs = []struct {
 	name  string
 	codec int
@@ -137,7 +129,7 @@ func TestCheckHoldsARecordNotTheBatch(t *testing.T) {
 			batch := new(compressor).compress(t, plain, c.codec)
 			var d Decoder
 			var err error
-			a := allocated(func() { err = checkOf(t, &d, batch, size) })
+			a := heaptest.Allocated(func() { err = checkOf(t, &d, batch, size) })
 			t.Logf("%d records of %d MB in a batch of %d KB: %d MB allocated", records, size>>20, len(batch)>>10, a>>20)
 			if err != nil {
 				t.Fatal(err)
@@ -313,7 +305,7 @@ func TestCheckSnappyBombRefused(t *testing.T) {
 			binary.BigEndian.PutUint32(batch[offCRC:], crcOf(batch))
 			var d Decoder
 			var err error
-			a := allocated(func() { err = checkOf(t, &d, batch, 1<<20) })
+			a := heaptest.Allocated(func() { err = checkOf(t, &d, batch, 1<<20) })
 			t.Logf("a block of %d bytes: %v; %d KB allocated", len(c.block), err, a>>10)
 			if err == nil {
 				t.Fatal("accepted")
@@ -372,7 +364,7 @@ func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
 				batch := new(compressor).compress(t, plain, codec.codec)
 				var d Decoder
 				var err error
-				a := allocated(func() { err = checkOf(t, &d, batch, c.maxRecordBytes) })
+				a := heaptest.Allocated(func() { err = checkOf(t, &d, batch, c.maxRecordBytes) })
 				if outcome(err) != "corrupt" {
 					t.Fatalf("a record claiming %d bytes, 20 following: %v, want it corrupt", c.claim, err)
 				}

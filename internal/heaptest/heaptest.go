@@ -13,3 +13,14 @@ func Live() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// Allocated is how many bytes fn allocated, freed or not: for tests that
+// a part does not make what it need not, however briefly.
+func Allocated(fn func()) uint64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
