@@ -47,6 +47,7 @@ import (
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -237,7 +238,17 @@ func (c *Collector) Run(ctx context.Context) error {
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { c.resaveKnown(ctx) })
+	wg.Go(func() {
+		wholefile.SaveAgain(ctx, c.knownRetry, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.knownFailed
+		}, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.saveKnown()
+		})
+	})
 	c.set.Run(ctx, members)
 	return nil
 }

@@ -50,7 +50,7 @@ func (c *Collector) saveKnown() {
 	err := wholefile.ReplaceJSON(c.stateFile, &k)
 	switch {
 	case err != nil && !c.knownFailed:
-		c.log.Warn("gnmi: cannot keep the list of targets, trying again every "+c.knownRetryEvery().String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
+		c.log.Warn("gnmi: cannot keep the list of targets, trying again every "+wholefile.RetryEvery.String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
 			slog.String("file", c.stateFile), slog.Any("err", err))
 	case err == nil && c.knownFailed:
 		c.log.Info("gnmi: the list of targets is kept again", slog.String("file", c.stateFile))
@@ -74,35 +74,9 @@ func (c *Collector) saveKnownSince(gen uint64) {
 	}
 }
 
-// resaveKnown saves the state file again while its last save failed: the
-// disk full at a start, no reload may come to save it before the next stop.
-func (c *Collector) resaveKnown(ctx context.Context) {
-	tick := time.NewTicker(c.knownRetryEvery())
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		c.mu.Lock()
-		if c.knownFailed {
-			c.saveKnown()
-		}
-		c.mu.Unlock()
-	}
-}
-
 // withKnownRetry sets how often a failed save of the state file is tried
-// again (default 30 s); for tests.
+// again (default wholefile.RetryEvery); for tests.
 func withKnownRetry(d time.Duration) Option { return func(c *Collector) { c.knownRetry = d } }
-
-func (c *Collector) knownRetryEvery() time.Duration {
-	if c.knownRetry > 0 {
-		return c.knownRetry
-	}
-	return 30 * time.Second
-}
 
 // removedWhileStopped says removed each target of the state file that the
 // config no longer lists, then saves the list. The removals are published

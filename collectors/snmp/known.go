@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/wholefile"
@@ -63,39 +62,12 @@ func (p *Poller) saveKnown() {
 	err := wholefile.ReplaceJSON(path, &k)
 	switch {
 	case err != nil && !p.knownFailed:
-		p.cfg.Logger.Warn("snmp: cannot keep the list of targets, trying again every "+p.knownRetryEvery().String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
+		p.cfg.Logger.Warn("snmp: cannot keep the list of targets, trying again every "+wholefile.RetryEvery.String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
 			"file", path, "err", err)
 	case err == nil && p.knownFailed:
 		p.cfg.Logger.Info("snmp: the list of targets is kept again", "file", path)
 	}
 	p.knownFailed = err != nil
-}
-
-// resaveKnown saves the state file again while its last save failed: the
-// disk full at a start, no reload may come to save it before the next stop.
-func (p *Poller) resaveKnown(ctx context.Context) {
-	tick := time.NewTicker(p.knownRetryEvery())
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		p.knownMu.Lock()
-		failed := p.knownFailed
-		p.knownMu.Unlock()
-		if failed {
-			p.saveKnown()
-		}
-	}
-}
-
-func (p *Poller) knownRetryEvery() time.Duration {
-	if p.knownRetry > 0 {
-		return p.knownRetry
-	}
-	return 30 * time.Second
 }
 
 // removedWhileStopped says removed (publishRemoved) each target of the

@@ -39,6 +39,7 @@ import (
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/snmpv3"
 	"github.com/weirnet/weir/internal/throttle"
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -105,7 +106,8 @@ type Poller struct {
 	// in StateFile until the next start tells it.
 	unsaid []knownTarget
 	// knownFailed: the last save of StateFile failed (a full disk), so
-	// Run saves again every knownRetry until one succeeds.
+	// Run saves again every knownRetry (0: wholefile.RetryEvery) until
+	// one succeeds.
 	knownFailed bool
 	knownRetry  time.Duration
 	// knownGen counts the removals kept in unsaid, knownSaved is the
@@ -272,7 +274,13 @@ func (p *Poller) Run(ctx context.Context) error {
 	p.removedWhileStopped(ctx, targets)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { p.resaveKnown(ctx) })
+	wg.Go(func() {
+		wholefile.SaveAgain(ctx, p.knownRetry, func() bool {
+			p.knownMu.Lock()
+			defer p.knownMu.Unlock()
+			return p.knownFailed
+		}, p.saveKnown)
+	})
 	p.set.Run(ctx, members)
 	return nil
 }

@@ -5,6 +5,7 @@
 package wholefile
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // MaxBytes bounds a file weir reads whole. A config of 100,000 SNMP
@@ -122,4 +124,29 @@ func ReplaceJSON(file string, v any) error {
 		return err
 	}
 	return Replace(file, b)
+}
+
+// RetryEvery is how often SaveAgain tries a failed save again.
+const RetryEvery = 30 * time.Second
+
+// SaveAgain calls save every interval (RetryEvery if 0) while failed
+// reports that the last save failed, until ctx ends: a state file a full
+// disk kept from being written at start would otherwise wait for the next
+// reload, which may never come before the next stop.
+func SaveAgain(ctx context.Context, interval time.Duration, failed func() bool, save func()) {
+	if interval <= 0 {
+		interval = RetryEvery
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if failed() {
+			save()
+		}
+	}
 }
