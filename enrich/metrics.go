@@ -608,6 +608,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	counters := 0 // the counters so far: where this one sits in the row's samples
+	var gap sampleGap
 	invalid := "" // the first field listed as a counter whose value is none
 	for i := range p.Fields {
 		f := &p.Fields[i]
@@ -659,7 +660,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 			carries = max(carries, row.speed) // it may have gone down since the last
 		}
-		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
+		rate, secs, ok, wrapped := row.observeGap(&gap, counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
