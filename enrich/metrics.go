@@ -58,14 +58,14 @@ type MetricsWorker struct {
 	// (deletedCounter), for enrichBatch.
 	counterDel counterDelete
 	// What the row before worked out, for rows of the same names.
-	ratesPlan, normPlan mergePlan
-	viewRecipe          viewRecipe
-	longNames           longNames
-	counterInfos        []counterInfo
-	spareInfo           counterInfo
-	enc                 telemetry.PointEncoder
-	lastTarget          targetLookup
-	arena               arena // output keys and values
+	fieldsPlan   mergePlan
+	viewRecipe   viewRecipe
+	longNames    longNames
+	counterInfos []counterInfo
+	spareInfo    counterInfo
+	enc          telemetry.PointEncoder
+	lastTarget   targetLookup
+	arena        arena // output keys and values
 
 	rates *rates
 	// The last ifOperStatus per device and interface, snmp_up per device,
@@ -905,8 +905,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
-		merged := w.ratesPlan.merge(w.fieldBuf[:0], p.Fields, rates)
-		p.Fields, w.fieldBuf = w.normPlan.merge(p.Fields[:0], merged, normalised), merged
+		p.Fields, w.fieldBuf = w.fieldsPlan.merge(w.fieldBuf[:0], p.Fields, rates, normalised), p.Fields
 	}
 	if row != nil && !p.Time.IsZero() {
 		p.Time = row.restamp(p.Time, p.ReceivedAt, p.Uptime)
