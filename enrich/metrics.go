@@ -58,13 +58,14 @@ type MetricsWorker struct {
 	// (deletedCounter), for enrichBatch.
 	counterDel counterDelete
 	// What the row before worked out, for rows of the same names.
-	ratesPlan, normPlan mergePlan
-	viewRecipe          viewRecipe
-	longNames           longNames
-	counterInfos        []counterInfo
-	spareInfo           counterInfo
-	enc                 telemetry.PointEncoder
-	arena               arena // output keys and values
+	fieldsPlan   mergePlan
+	viewRecipe   viewRecipe
+	longNames    longNames
+	counterInfos []counterInfo
+	spareInfo    counterInfo
+	enc          telemetry.PointEncoder
+	lastTarget   targetLookup
+	arena        arena // output keys and values
 
 	rates *rates
 	// The last ifOperStatus per device and interface, snmp_up per device,
@@ -515,7 +516,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	// target tag (unless it has one), so two targets polling one device
 	// stay two series.
 	target := p.Device
-	d := w.inv.LookupTarget(p.Device, agent)
+	d := w.lookupTarget(p.Device, agent)
 	if !d.named() {
 		// Neither the target's name nor its address is a named entry:
 		// the name the device gives itself (its sysName, as its syslog
@@ -608,6 +609,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	counters := 0 // the counters so far: where this one sits in the row's samples
+	var gap sampleGap
 	invalid := "" // the first field listed as a counter whose value is none
 	for i := range p.Fields {
 		f := &p.Fields[i]
@@ -659,7 +661,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 			carries = max(carries, row.speed) // it may have gone down since the last
 		}
-		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
+		rate, secs, ok, wrapped := row.observeGap(&gap, counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
@@ -903,8 +905,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
-		merged := w.ratesPlan.merge(w.fieldBuf[:0], p.Fields, rates)
-		p.Fields, w.fieldBuf = w.normPlan.merge(p.Fields[:0], merged, normalised), merged
+		p.Fields, w.fieldBuf = w.fieldsPlan.merge(w.fieldBuf[:0], p.Fields, rates, normalised), p.Fields
 	}
 	if row != nil && !p.Time.IsZero() {
 		p.Time = row.restamp(p.Time, p.ReceivedAt, p.Uptime)
@@ -912,6 +913,28 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
 	return events, true
+}
+
+// targetLookup is the inventory's entry for a target and agent, found in
+// the inventory's index idx.
+type targetLookup struct {
+	idx         *inventoryIndex
+	name, agent string
+	d           *Device
+}
+
+// lookupTarget is w.inv.LookupTarget, from the last look-up while it was
+// of the same target and agent in the same index: a poll's rows come a
+// device at a time, and looking one up (its address parsed, the ranges
+// searched) was 3% of a row.
+func (w *MetricsWorker) lookupTarget(name, agent string) *Device {
+	c := &w.lastTarget
+	if idx := w.inv.idx.Load(); idx == nil || idx != c.idx || name != c.name || agent != c.agent {
+		// idx loaded before the look-up: after a reload in between, the
+		// next look-up (in the new index) misses this one.
+		*c = targetLookup{idx: idx, name: name, agent: agent, d: w.inv.LookupTarget(name, agent)}
+	}
+	return c.d
 }
 
 // unlistInvalidCounters takes out of p's counters the fields it lists

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -892,5 +895,36 @@ func TestOneRebootOneEventFromAClockAhead(t *testing.T) {
 		if n != 1 {
 			t.Errorf("weir's clock %v after t0: %d device_rebooted for one reboot, want 1", skew, n)
 		}
+	}
+}
+
+// TestLookupTargetFollowsReload: the worker's last look-up of a target is
+// its entry until the inventory is reloaded, and the new entry after.
+func TestLookupTargetFollowsReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	write := func(site string) {
+		if err := os.WriteFile(path, []byte("devices:\n  - {name: leaf1, site: "+site+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ams1")
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewMetricsWorker(nil, inv)
+	before := w.lookupTarget("leaf1", "10.0.0.1")
+	if before == nil || before != inv.LookupTarget("leaf1", "10.0.0.1") || w.lookupTarget("leaf1", "10.0.0.1") != before {
+		t.Fatalf("before the reload: %+v", before)
+	}
+	write("fra1")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if after := w.lookupTarget("leaf1", "10.0.0.1"); after == before || after != inv.LookupTarget("leaf1", "10.0.0.1") {
+		t.Fatalf("after the reload: %+v, the entry before %+v", after, before)
+	}
+	if d := w.lookupTarget("leaf2", "10.0.0.1"); d != nil {
+		t.Fatalf("another target: %+v", d)
 	}
 }

@@ -282,6 +282,46 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // which it could carry 2^32 may hide a wrap, and its rate, which the
 // caller gives none, is no steady rate.
 func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
+	var g sampleGap
+	return rc.observeGap(&g, i, field, value, at, uptime, wide, carries)
+}
+
+// sampleGap is what observe works out from the times and sysUpTimes of a
+// sample and of its counter's last one alone, kept for the next counter:
+// the counters of a record were last sampled together, and working it out
+// again for each was a tenth of a row's enrichment.
+type sampleGap struct {
+	valid                         bool
+	at, prevAt                    time.Time
+	uptime, prevUptime, prevUpLag uint32
+	elapsed, since                time.Duration // at.Sub(prevAt); and since prev's sysUpTime was read
+	secs                          float64
+	// With sysUpTime on both samples: otherAgent, restarted and
+	// lagging of them.
+	other, restarted, lagging bool
+}
+
+// of returns g for a sample at at with uptime after prev, worked out
+// again unless g is of those already.
+func (g *sampleGap) of(at time.Time, uptime uint32, prev *counterSample) *sampleGap {
+	// == rather than Equal: the same instants at the least.
+	if g.valid && g.at == at && g.prevAt == prev.at && g.uptime == uptime && g.prevUptime == prev.uptime && g.prevUpLag == prev.upLag {
+		return g
+	}
+	*g = sampleGap{valid: true, at: at, prevAt: prev.at, uptime: uptime, prevUptime: prev.uptime, prevUpLag: prev.upLag}
+	g.elapsed = at.Sub(prev.at)
+	g.since = g.elapsed + ticks(prev.upLag)
+	g.secs = g.elapsed.Seconds()
+	if uptime != 0 && prev.uptime != 0 {
+		g.other = otherAgent(prev.uptime, uptime, at.Add(-g.since), at)
+		g.restarted = restarted(prev.uptime, uptime, g.since)
+		g.lagging = lagging(prev.uptime, uptime, g.since)
+	}
+	return g
+}
+
+// observeGap is observe, with g kept from the counter before.
+func (rc *rowCounters) observeGap(g *sampleGap, i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -316,6 +356,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		return 0, 0, false, noWrap
 	}
 	prev := *s
+	gap := g.of(at, uptime, &prev)
 	s.value, s.at, s.uptime, s.upLag, s.jumped = value, at, uptime, 0, false
 	if uptime == 0 && prev.uptime != 0 {
 		// A sample without sysUpTime (an agent that left it out of a
@@ -325,18 +366,16 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// after such a poll read as a 32-bit wrap, a spike, in the
 		// record that raised device_rebooted (which compares with the
 		// last good one too).
-		if lag := int64(prev.upLag) + int64(at.Sub(prev.at)/(10*time.Millisecond)); lag < 1<<31 {
+		if lag := int64(prev.upLag) + int64(gap.elapsed/(10*time.Millisecond)); lag < 1<<31 {
 			s.uptime, s.upLag = prev.uptime, uint32(lag)
 		}
 	}
-	// since is the time since prev's sysUpTime was read.
-	since := at.Sub(prev.at) + ticks(prev.upLag)
 	if rc.cleared != 0 && prev.at.UnixNano() < rc.cleared {
 		// The agent said its counters started again since prev.
 		s.steady = 0
 		return 0, 0, false, noWrap
 	}
-	if uptime != 0 && prev.uptime != 0 && otherAgent(prev.uptime, uptime, at.Add(-since), at) {
+	if gap.other {
 		// Another agent answers (an HA pair's floating address, a
 		// target moved to another address): its counters are another
 		// device's, and their difference with the last is no traffic,
@@ -344,7 +383,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		s.steady = 0
 		return 0, 0, false, noWrap
 	}
-	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, since) && value < prev.value {
+	if gap.restarted && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
 		s.steady = 0
@@ -368,7 +407,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// known to refuse it as a wrap of the whole counter.
 		s.steady = 0
 		return 0, 0, false, noWrap
-	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, since):
+	case gap.lagging:
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
@@ -397,7 +436,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		s.steady = 0
 		return 0, 0, false, noWrap // a reset without a sysUpTime to show it
 	}
-	secs = at.Sub(prev.at).Seconds()
+	secs = gap.secs
 	rate = float64(delta) / secs
 	switch {
 	case wrapped == noWrap && value >= prev.value && carries*secs >= 1<<32:

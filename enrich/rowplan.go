@@ -14,67 +14,109 @@ import (
 // pointer, for the decoder's interned strings) instead of being looked up
 // or compared with its neighbours.
 
-// mergePlan is how mergeSorted interleaved two lists of fields last time.
+// mergePlan is how mergeSorted interleaved three lists of fields last
+// time (the row's, then its rates, then its normalised fields), as runs
+// of each list copied whole.
 type mergePlan struct {
-	a, b  []string // the keys merged
-	steps []mergeStep
+	keys [3][]string // the keys merged
+	runs []mergeRun
+	// Scratch of plan, kept: which list and field each merged field is.
+	ab, abc []mergePick
 }
 
-type mergeStep uint8
+type mergePick struct {
+	src uint8
+	i   int32
+}
 
-const (
-	takeA mergeStep = iota
-	takeB
-	takeBOverA // the same key in both: b's wins
-)
+// mergeRun is n fields of list src from start.
+type mergeRun struct {
+	src      uint8
+	start, n int32
+}
 
-// merge appends to dst the fields of a and b, both sorted by key, in key
-// order, b's field winning where both have a key (as mergeSorted does),
-// by the plan when a and b have the keys of last time.
-func (pl *mergePlan) merge(dst, a, b []telemetry.Field) []telemetry.Field {
-	if pl.same(a, b) {
-		i, j := 0, 0
-		for _, s := range pl.steps {
-			switch s {
-			case takeA:
-				dst = append(dst, a[i])
-				i++
-			case takeB:
-				dst = append(dst, b[j])
-				j++
-			default:
-				dst = append(dst, b[j])
-				i, j = i+1, j+1
-			}
+// merge appends to dst the fields of a, b and c, each sorted by key, in
+// key order: mergeSorted of a and b (b's field winning where both have a
+// key), then of that and c (c's winning), by the plan when a, b and c
+// have the keys of last time. One pass, not two: most of a row is runs a
+// copy each.
+func (pl *mergePlan) merge(dst, a, b, c []telemetry.Field) []telemetry.Field {
+	if !pl.same(a, b, c) {
+		pl.plan(a, b, c)
+	}
+	lists := [3][]telemetry.Field{a, b, c}
+	for _, r := range pl.runs {
+		if r.n == 1 {
+			// A counter's rate beside it: a slice copy costs a call.
+			dst = append(dst, lists[r.src][r.start])
+		} else {
+			dst = append(dst, lists[r.src][r.start:r.start+r.n]...)
 		}
-		return dst
-	}
-	pl.a, pl.b, pl.steps = appendFieldKeys(pl.a[:0], a), appendFieldKeys(pl.b[:0], b), pl.steps[:0]
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch c := strings.Compare(a[i].Key, b[j].Key); {
-		case c < 0:
-			dst, pl.steps = append(dst, a[i]), append(pl.steps, takeA)
-			i++
-		case c > 0:
-			dst, pl.steps = append(dst, b[j]), append(pl.steps, takeB)
-			j++
-		default:
-			dst, pl.steps = append(dst, b[j]), append(pl.steps, takeBOverA)
-			i, j = i+1, j+1
-		}
-	}
-	for ; i < len(a); i++ {
-		dst, pl.steps = append(dst, a[i]), append(pl.steps, takeA)
-	}
-	for ; j < len(b); j++ {
-		dst, pl.steps = append(dst, b[j]), append(pl.steps, takeB)
 	}
 	return dst
 }
 
-func (pl *mergePlan) same(a, b []telemetry.Field) bool {
-	return fieldKeysAre(a, pl.a) && fieldKeysAre(b, pl.b)
+// plan works out the runs for a, b and c: which list each merged field
+// comes from, as mergeSorted takes them, in runs.
+func (pl *mergePlan) plan(a, b, c []telemetry.Field) {
+	lists := [3][]telemetry.Field{a, b, c}
+	for k := range pl.keys {
+		pl.keys[k] = appendFieldKeys(pl.keys[k][:0], lists[k])
+	}
+	key := func(p mergePick) string { return lists[p.src][p.i].Key }
+	// a with b, then that with c, each as mergeSorted does.
+	ab, abc := pl.ab[:0], pl.abc[:0]
+	take := func(picks []mergePick, src uint8, from, to int) []mergePick {
+		for i := from; i < to; i++ {
+			picks = append(picks, mergePick{src, int32(i)})
+		}
+		return picks
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch cmp := strings.Compare(a[i].Key, b[j].Key); {
+		case cmp < 0:
+			ab = append(ab, mergePick{0, int32(i)})
+			i++
+		case cmp > 0:
+			ab = append(ab, mergePick{1, int32(j)})
+			j++
+		default:
+			ab = append(ab, mergePick{1, int32(j)})
+			i, j = i+1, j+1
+		}
+	}
+	ab = take(take(ab, 0, i, len(a)), 1, j, len(b))
+	i, j = 0, 0
+	for i < len(ab) && j < len(c) {
+		switch cmp := strings.Compare(key(ab[i]), c[j].Key); {
+		case cmp < 0:
+			abc = append(abc, ab[i])
+			i++
+		case cmp > 0:
+			abc = append(abc, mergePick{2, int32(j)})
+			j++
+		default:
+			abc = append(abc, mergePick{2, int32(j)})
+			i, j = i+1, j+1
+		}
+	}
+	abc = take(append(abc, ab[i:]...), 2, j, len(c))
+	pl.ab, pl.abc = ab, abc
+	pl.runs = pl.runs[:0]
+	for _, p := range abc {
+		if n := len(pl.runs); n > 0 {
+			if r := &pl.runs[n-1]; r.src == p.src && r.start+r.n == p.i {
+				r.n++
+				continue
+			}
+		}
+		pl.runs = append(pl.runs, mergeRun{src: p.src, start: p.i, n: 1})
+	}
+}
+
+func (pl *mergePlan) same(a, b, c []telemetry.Field) bool {
+	return fieldKeysAre(a, pl.keys[0]) && fieldKeysAre(b, pl.keys[1]) && fieldKeysAre(c, pl.keys[2])
 }
 
 // fieldKeysAre: the fields' keys, in order, are keys (compared string by

@@ -19,7 +19,8 @@ func mergeFields(dst, a, b []telemetry.Field) []telemetry.Field {
 	return mergeSorted(dst, a, b, func(f telemetry.Field) string { return f.Key })
 }
 
-// TestMergePlanMatchesMerge: a plan merges as mergeFields does, whether
+// TestMergePlanMatchesMerge: a plan merges as mergeFields does (of the
+// first two lists, then of that and the third), whether
 // the keys are those of last time (replayed) or not (worked out again),
 // with values that differ from one merge to the next.
 func TestMergePlanMatchesMerge(t *testing.T) {
@@ -35,26 +36,27 @@ func TestMergePlanMatchesMerge(t *testing.T) {
 		return fs
 	}
 	var pl mergePlan
-	a, b := sortedFields(), sortedFields()
+	a, b, c := sortedFields(), sortedFields(), sortedFields()
 	replayed := 0
-	for range 2000 {
-		switch rng.IntN(4) {
+	for range 3000 {
+		switch rng.IntN(5) {
 		case 0:
 			a = sortedFields()
 		case 1:
 			b = sortedFields()
+		case 2:
+			c = sortedFields()
 		default: // the same keys, new values
-			for i := range a {
-				a[i] = telemetry.IntField(a[i].Key, rng.Int64())
-			}
-			for i := range b {
-				b[i] = telemetry.IntField(b[i].Key, rng.Int64())
+			for _, fs := range [][]telemetry.Field{a, b, c} {
+				for i := range fs {
+					fs[i] = telemetry.IntField(fs[i].Key, rng.Int64())
+				}
 			}
 			replayed++
 		}
-		want := mergeFields(nil, a, b)
-		if got := pl.merge(nil, a, b); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
-			t.Fatalf("merge of %v and %v:\nplan %v\nwant %v", a, b, got, want)
+		want := mergeFields(nil, mergeFields(nil, a, b), c)
+		if got := pl.merge(nil, a, b, c); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("merge of %v, %v and %v:\nplan %v\nwant %v", a, b, c, got, want)
 		}
 	}
 	if replayed == 0 {
@@ -139,7 +141,7 @@ func TestWorkerCachesChangeNothing(t *testing.T) {
 		var want []outRecord
 		for i := range recs {
 			fresh.dec, fresh.enc = telemetry.Decoder{}, telemetry.PointEncoder{}
-			fresh.ratesPlan, fresh.normPlan, fresh.counterInfos, fresh.viewRecipe = mergePlan{}, mergePlan{}, nil, viewRecipe{}
+			fresh.fieldsPlan, fresh.counterInfos, fresh.viewRecipe = mergePlan{}, nil, viewRecipe{}
 			want, _ = fresh.enrichBatch(recs[i:i+1], want, nil)
 		}
 		if len(got) != len(want) {
