@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/publish"
+	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -101,6 +102,7 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 	defer cancel()
 	failed := make([]bool, len(known))
 	var wg sync.WaitGroup
+	at := make(chan struct{}, runset.MaxGonesAtOnce) // as a reload's
 	for i, name := range known {
 		if listed[name] {
 			continue
@@ -114,7 +116,9 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 		// The retries of all of them logged together, as the targets'.
 		pub := publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", name)),
 			RetryLog: &c.retryLog, RetryLogger: c.log}
+		at <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-at }()
 			if err := publishRemoved(rctx, &pub, name, []byte(key)); err != nil {
 				if n, ok := c.removedLog.Due(time.Now()); ok {
 					c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",

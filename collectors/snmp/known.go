@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/wholefile"
 )
 
@@ -89,12 +90,17 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	defer cancel()
 	failed := make([]bool, len(known))
 	var wg sync.WaitGroup
+	at := make(chan struct{}, runset.MaxGonesAtOnce) // as a reload's
 	for i, k := range known {
 		if names[k.Name] {
 			continue
 		}
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
-		wg.Go(func() { failed[i] = !t.publishRemoved(rctx) })
+		at <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-at }()
+			failed[i] = !t.publishRemoved(rctx)
+		})
 	}
 	wg.Wait()
 	p.knownMu.Lock()

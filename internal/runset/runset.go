@@ -29,12 +29,19 @@ type Member struct {
 	// with the set's context (bounded by Set.GoneWithin): to drop what is
 	// kept for it, such as its metric series, or to say it is gone. The
 	// Gones of an update's removed members run at once, each on its own
-	// goroutine, once all those the update stops have stopped: one that
+	// goroutine (256 at a time), once all those the update stops have
+	// stopped: one that
 	// waits (on a broker, say) holds the update for as long as the
 	// slowest, not for the sum of them. The update's other members start
 	// after every one has returned.
 	Gone func(ctx context.Context)
 }
+
+// MaxGonesAtOnce bounds the Gones running at once: a reload taking out
+// 100,000 targets would otherwise make as many goroutines, each publishing
+// its removal. With GoneWithin, those past the deadline return at once.
+// Collectors telling a start's removals bound them alike.
+const MaxGonesAtOnce = 256
 
 // Set is a changing set of members. The zero Set is ready; Run runs it.
 type Set struct {
@@ -147,9 +154,14 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 		gctx, cancel = context.WithTimeout(ctx, s.GoneWithin)
 	}
 	var gone sync.WaitGroup
+	at := make(chan struct{}, MaxGonesAtOnce)
 	for _, r := range stopping {
 		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
-			gone.Go(func() { r.m.Gone(gctx) })
+			at <- struct{}{}
+			gone.Go(func() {
+				defer func() { <-at }()
+				r.m.Gone(gctx)
+			})
 		}
 	}
 	gone.Wait()

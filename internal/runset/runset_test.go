@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -252,5 +253,39 @@ func TestGoneWithinIsOneDeadline(t *testing.T) {
 		if k != n || d.Sub(at) < 200*time.Millisecond {
 			t.Errorf("deadline %v after the update for %d Gones, want GoneWithin (200ms) after, for all %d", d.Sub(at), k, n)
 		}
+	}
+}
+
+// TestGonesBoundedAtOnce: the Gones of an update run at once, but no more
+// than MaxGonesAtOnce: a reload taking out 100,000 targets made as many
+// goroutines, each publishing.
+func TestGonesBoundedAtOnce(t *testing.T) {
+	const n = 3 * MaxGonesAtOnce
+	var running, most atomic.Int64
+	var members []Member
+	for i := range n {
+		members = append(members, Member{Name: fmt.Sprint(i), Run: func(ctx context.Context) { <-ctx.Done() },
+			Gone: func(ctx context.Context) {
+				now := running.Add(1)
+				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+				}
+				time.Sleep(20 * time.Millisecond)
+				running.Add(-1)
+			}})
+	}
+	var s Set
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, members); close(done) }()
+	defer func() { cancel(); <-done }()
+	started := make(chan struct{})
+	s.Update([]Member{{Name: "next", Run: func(ctx context.Context) { close(started); <-ctx.Done() }}})
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the update is not applied after 30 s")
+	}
+	if m := most.Load(); m > MaxGonesAtOnce || m < 2 {
+		t.Errorf("%d Gones ran at once at most, want 2 to %d", m, MaxGonesAtOnce)
 	}
 }
