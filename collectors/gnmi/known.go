@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -100,14 +99,10 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 	c.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, removedGrace)
 	defer cancel()
-	failed := make([]bool, len(known))
-	var wg sync.WaitGroup
-	at := make(chan struct{}, runset.MaxGonesAtOnce) // as a reload's
-	for i, name := range known {
-		if listed[name] {
-			continue
-		}
-		key := name
+	removed := slices.DeleteFunc(slices.Clone(known), func(name string) bool { return listed[name] })
+	failed := make([]bool, len(removed))
+	runset.AtOnce(len(removed), func(i int) { // as a reload's
+		name, key := removed[i], removed[i]
 		if c.deviceName != nil {
 			if n := c.deviceName(name); n != "" {
 				key = n
@@ -116,21 +111,16 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 		// The retries of all of them logged together, as the targets'.
 		pub := publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", name)),
 			RetryLog: &c.retryLog, RetryLogger: c.log}
-		at <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-at }()
-			if err := publishRemoved(rctx, &pub, name, []byte(key)); err != nil {
-				if n, ok := c.removedLog.Due(time.Now()); ok {
-					c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
-						slog.String("target", name), slog.Any("err", err), slog.Int("times", n))
-				}
-				failed[i] = true
+		if err := publishRemoved(rctx, &pub, name, []byte(key)); err != nil {
+			if n, ok := c.removedLog.Due(time.Now()); ok {
+				c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
+					slog.String("target", name), slog.Any("err", err), slog.Int("times", n))
 			}
-		})
-	}
-	wg.Wait()
+			failed[i] = true
+		}
+	})
 	var unsaid []string
-	for i, name := range known {
+	for i, name := range removed {
 		if failed[i] {
 			unsaid = append(unsaid, name)
 		}

@@ -3,7 +3,6 @@ package snmp
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/runset"
@@ -88,23 +87,15 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	names := targetNames(targets)
 	rctx, cancel := context.WithTimeout(ctx, publishGrace)
 	defer cancel()
-	failed := make([]bool, len(known))
-	var wg sync.WaitGroup
-	at := make(chan struct{}, runset.MaxGonesAtOnce) // as a reload's
-	for i, k := range known {
-		if names[k.Name] {
-			continue
-		}
+	removed := slices.DeleteFunc(slices.Clone(known), func(k knownTarget) bool { return names[k.Name] })
+	failed := make([]bool, len(removed))
+	runset.AtOnce(len(removed), func(i int) { // as a reload's
+		k := removed[i]
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
-		at <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-at }()
-			failed[i] = !t.publishRemoved(rctx)
-		})
-	}
-	wg.Wait()
+		failed[i] = !t.publishRemoved(rctx)
+	})
 	p.knownMu.Lock()
-	for i, k := range known {
+	for i, k := range removed {
 		if failed[i] {
 			p.unsaid = append(p.unsaid, k)
 		}

@@ -37,11 +37,28 @@ type Member struct {
 	Gone func(ctx context.Context)
 }
 
-// MaxGonesAtOnce bounds the Gones running at once: a reload taking out
-// 100,000 targets would otherwise make as many goroutines, each publishing
-// its removal. With GoneWithin, those past the deadline return at once.
-// Collectors telling a start's removals bound them alike.
+// MaxGonesAtOnce bounds the Gones running at once (AtOnce): a reload
+// taking out 100,000 targets would otherwise make as many goroutines,
+// each publishing its removal. With GoneWithin, those past the deadline
+// return at once.
 const MaxGonesAtOnce = 256
+
+// AtOnce calls fn(0) to fn(n-1) on goroutines of their own, at most
+// MaxGonesAtOnce at a time, and returns once all have returned: the Gones
+// of an update, and a collector's removals at a start, each of which
+// waits on a broker.
+func AtOnce(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	at := make(chan struct{}, MaxGonesAtOnce)
+	for i := range n {
+		at <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-at }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
 
 // Set is a changing set of members. The zero Set is ready; Run runs it.
 type Set struct {
@@ -153,18 +170,13 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 	if s.GoneWithin > 0 {
 		gctx, cancel = context.WithTimeout(ctx, s.GoneWithin)
 	}
-	var gone sync.WaitGroup
-	at := make(chan struct{}, MaxGonesAtOnce)
+	var gones []func(context.Context)
 	for _, r := range stopping {
 		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
-			at <- struct{}{}
-			gone.Go(func() {
-				defer func() { <-at }()
-				r.m.Gone(gctx)
-			})
+			gones = append(gones, r.m.Gone)
 		}
 	}
-	gone.Wait()
+	AtOnce(len(gones), func(i int) { gones[i](gctx) })
 	cancel()
 	current := make([]Member, 0, len(members))
 	var starts []func()
