@@ -21,7 +21,7 @@ type mergePlan struct {
 	keys [3][]string // the keys merged
 	runs []mergeRun
 	// Scratch of plan, kept: which list and field each merged field is.
-	ab, abc []mergePick
+	picks, spare []mergePick
 }
 
 type mergePick struct {
@@ -64,47 +64,17 @@ func (pl *mergePlan) plan(a, b, c []telemetry.Field) {
 		pl.keys[k] = appendFieldKeys(pl.keys[k][:0], lists[k])
 	}
 	key := func(p mergePick) string { return lists[p.src][p.i].Key }
-	// a with b, then that with c, each as mergeSorted does.
-	ab, abc := pl.ab[:0], pl.abc[:0]
-	take := func(picks []mergePick, src uint8, from, to int) []mergePick {
-		for i := from; i < to; i++ {
-			picks = append(picks, mergePick{src, int32(i)})
-		}
-		return picks
+	// a, then b merged in, then c, each as mergeSorted does.
+	picks, spare := pl.picks[:0], pl.spare[:0]
+	for i := range a {
+		picks = append(picks, mergePick{0, int32(i)})
 	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch cmp := strings.Compare(a[i].Key, b[j].Key); {
-		case cmp < 0:
-			ab = append(ab, mergePick{0, int32(i)})
-			i++
-		case cmp > 0:
-			ab = append(ab, mergePick{1, int32(j)})
-			j++
-		default:
-			ab = append(ab, mergePick{1, int32(j)})
-			i, j = i+1, j+1
-		}
+	for src := uint8(1); src < 3; src++ {
+		picks, spare = mergeIn(spare[:0], picks, src, lists[src], key), picks
 	}
-	ab = take(take(ab, 0, i, len(a)), 1, j, len(b))
-	i, j = 0, 0
-	for i < len(ab) && j < len(c) {
-		switch cmp := strings.Compare(key(ab[i]), c[j].Key); {
-		case cmp < 0:
-			abc = append(abc, ab[i])
-			i++
-		case cmp > 0:
-			abc = append(abc, mergePick{2, int32(j)})
-			j++
-		default:
-			abc = append(abc, mergePick{2, int32(j)})
-			i, j = i+1, j+1
-		}
-	}
-	abc = take(append(abc, ab[i:]...), 2, j, len(c))
-	pl.ab, pl.abc = ab, abc
+	pl.picks, pl.spare = picks, spare
 	pl.runs = pl.runs[:0]
-	for _, p := range abc {
+	for _, p := range picks {
 		if n := len(pl.runs); n > 0 {
 			if r := &pl.runs[n-1]; r.src == p.src && r.start+r.n == p.i {
 				r.n++
@@ -113,6 +83,30 @@ func (pl *mergePlan) plan(a, b, c []telemetry.Field) {
 		}
 		pl.runs = append(pl.runs, mergeRun{src: p.src, start: p.i, n: 1})
 	}
+}
+
+// mergeIn appends to dst picks with the fields of list (list src) merged
+// in by key, as mergeSorted does: list's field wins a key both have.
+func mergeIn(dst, picks []mergePick, src uint8, list []telemetry.Field, key func(mergePick) string) []mergePick {
+	i, j := 0, 0
+	for i < len(picks) && j < len(list) {
+		switch cmp := strings.Compare(key(picks[i]), list[j].Key); {
+		case cmp < 0:
+			dst = append(dst, picks[i])
+			i++
+		case cmp > 0:
+			dst = append(dst, mergePick{src, int32(j)})
+			j++
+		default:
+			dst = append(dst, mergePick{src, int32(j)})
+			i, j = i+1, j+1
+		}
+	}
+	dst = append(dst, picks[i:]...)
+	for ; j < len(list); j++ {
+		dst = append(dst, mergePick{src, int32(j)})
+	}
+	return dst
 }
 
 func (pl *mergePlan) same(a, b, c []telemetry.Field) bool {
