@@ -331,19 +331,14 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 		if len(x.src) == 0 {
 			return 0, io.EOF
 		}
-		if len(x.src) < 4 {
-			return 0, fmt.Errorf("snappy: malformed xerial framing")
-		}
-		size := int(binary.BigEndian.Uint32(x.src))
-		x.src = x.src[4:]
-		if size < 0 || size > len(x.src) {
-			return 0, fmt.Errorf("snappy: malformed xerial framing")
-		}
-		var err error
-		if x.buf, err = strictSnappy(x.buf, x.src[:size]); err != nil {
+		chunk, rest, err := xerialChunk(x.src)
+		if err != nil {
 			return 0, err
 		}
-		x.src, x.off = x.src[size:], 0
+		if x.buf, err = strictSnappy(x.buf, chunk); err != nil {
+			return 0, err
+		}
+		x.src, x.off = rest, 0
 	}
 	n := copy(p, x.buf[x.off:])
 	x.off += n

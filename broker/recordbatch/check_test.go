@@ -403,6 +403,38 @@ func TestCheckKeepsNoBatch(t *testing.T) {
 	}
 }
 
+// TestDecodeResetKeepsNoBatch: nor does a reader's Decoder keep the last
+// compressed batch it decoded once Reset: its gzip and lz4 readers read
+// the batch through a reader of their own, kept until the codec's next
+// batch, as Check's did.
+func TestDecodeResetKeepsNoBatch(t *testing.T) {
+	plain := buildBatch(t, 50, 0)
+	for _, c := range append(streamedCodecs, struct {
+		name  string
+		codec int
+	}{"snappy", CodecSnappy}) {
+		t.Run(c.name, func(t *testing.T) {
+			d := new(Decoder)
+			batch := new(compressor).compress(t, plain, c.codec)
+			h, err := Validate(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Decode("t", 0, &h, batch, 0); err != nil {
+				t.Fatal(err)
+			}
+			d.Reset()
+			kept := weak.Make(&batch[0])
+			batch = nil
+			runtime.GC()
+			if kept.Value() != nil {
+				t.Errorf("the reset Decoder keeps the %s batch it decoded", c.name)
+			}
+			runtime.KeepAlive(d)
+		})
+	}
+}
+
 // TestCheckStreamSizesTheVarintAsSent: a record's size is its length's
 // varint as the producer wrote it plus the length, streamed or not. The
 // stream re-encoded the varint it read, minimally: a record whose length

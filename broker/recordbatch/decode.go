@@ -53,9 +53,9 @@ type Decoder struct {
 	record  []byte
 	zstream *zstd.Decoder // a streaming decoder, its window bounded
 	xerial  xerialReader
-	// src is the batch the streaming readers read, emptied by Reset:
-	// read from a reader of their own, they kept the batch until the
-	// next check.
+	// src is the batch the gzip and lz4 readers (and Check's zstd stream)
+	// read, emptied by Reset: read from a reader of their own, they kept
+	// the batch until the codec's next batch.
 	src bytes.Reader
 }
 
@@ -324,7 +324,8 @@ func (d *Decoder) decompress(codec int, dst, src []byte) ([]byte, error) {
 		if d.gz == nil {
 			d.gz = new(gzip.Reader)
 		}
-		if err := d.gz.Reset(bytes.NewReader(src)); err != nil {
+		d.src.Reset(src)
+		if err := d.gz.Reset(&d.src); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		return readAllBounded(dst, len(dst), d.gz)
@@ -337,7 +338,8 @@ func (d *Decoder) decompress(codec int, dst, src []byte) ([]byte, error) {
 		if d.lz == nil {
 			d.lz = lz4.NewReader(nil)
 		}
-		d.lz.Reset(bytes.NewReader(src))
+		d.src.Reset(src)
+		d.lz.Reset(&d.src)
 		return readAllBounded(dst, len(dst), d.lz)
 	case CodecZstd:
 		if d.zstd == nil {
@@ -370,24 +372,33 @@ func snappyAppend(dst, src []byte) ([]byte, error) {
 
 func xerialDecode(dst []byte, start int, src []byte) ([]byte, error) {
 	for len(src) > 0 {
-		if len(src) < 4 {
-			return nil, fmt.Errorf("snappy: malformed xerial framing")
+		chunk, rest, err := xerialChunk(src)
+		if err != nil {
+			return nil, err
 		}
-		size := int(binary.BigEndian.Uint32(src))
-		src = src[4:]
-		if size < 0 || size > len(src) {
-			return nil, fmt.Errorf("snappy: malformed xerial framing")
-		}
-		var err error
-		if dst, err = snappyAppend(dst, src[:size]); err != nil {
+		if dst, err = snappyAppend(dst, chunk); err != nil {
 			return nil, err
 		}
 		if len(dst)-start > MaxDecompressed {
 			return nil, fmt.Errorf("snappy: decompressed size exceeds %d", MaxDecompressed)
 		}
-		src = src[size:]
+		src = rest
 	}
 	return dst, nil
+}
+
+// xerialChunk splits the next chunk of Java's xerial snappy framing (a
+// 4-byte length, then the snappy block) off src, which is not empty.
+func xerialChunk(src []byte) (chunk, rest []byte, err error) {
+	if len(src) < 4 {
+		return nil, nil, fmt.Errorf("snappy: malformed xerial framing")
+	}
+	size := int(binary.BigEndian.Uint32(src))
+	src = src[4:]
+	if size < 0 || size > len(src) {
+		return nil, nil, fmt.Errorf("snappy: malformed xerial framing")
+	}
+	return src[:size], src[size:], nil
 }
 
 func readAllBounded(dst []byte, start int, r io.Reader) ([]byte, error) {
