@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"weak"
 
@@ -106,10 +107,17 @@ func checkOf(t testing.TB, d *Decoder, batch []byte, maxRecordBytes int) error {
 	return d.Check(&h, batch, maxRecordBytes)
 }
 
-var streamedCodecs = []struct {
+type namedCodec struct {
 	name  string
 	codec int
-}{{"gzip", CodecGzip}, {"lz4", CodecLZ4}, {"zstd", CodecZstd}, {"snappy-xerial", codecXerial}}
+}
+
+// streamedCodecs are those Check reads a record at a time; allCodecs adds
+// raw snappy, which it decompresses whole.
+var (
+	streamedCodecs = []namedCodec{{"gzip", CodecGzip}, {"lz4", CodecLZ4}, {"zstd", CodecZstd}, {"snappy-xerial", codecXerial}}
+	allCodecs      = append(slices.Clone(streamedCodecs), namedCodec{"snappy", CodecSnappy})
+)
 
 // TestCheckHoldsARecordNotTheBatch: a check decompresses a record at a
 // time. Holding the whole batch decompressed, a 64 KB gzip batch cost
@@ -219,10 +227,7 @@ func FuzzCheckStreamedAgrees(f *testing.F) {
 		var d Decoder
 		want := checkOf(t, &d, batch, maxRecordBytes)
 		c := &compressors
-		for _, codec := range append(streamedCodecs, struct {
-			name  string
-			codec int
-		}{"snappy", CodecSnappy}) {
+		for _, codec := range allCodecs {
 			got := checkOf(t, &d, c.compress(t, batch, codec.codec), maxRecordBytes)
 			if outcome(got) == outcome(want) {
 				continue
@@ -261,10 +266,7 @@ func BenchmarkCheckCompressed(b *testing.B) {
 		e.Append([]byte(fmt.Sprintf("dev-%d", i)), bytes.Repeat([]byte(fmt.Sprintf("%03d", i)), 66), nil, 1_700_000_000_000)
 	}
 	plain := append([]byte(nil), e.Finish(0)...)
-	for _, c := range append(streamedCodecs, struct {
-		name  string
-		codec int
-	}{"snappy", CodecSnappy}) {
+	for _, c := range allCodecs {
 		b.Run(c.name, func(b *testing.B) {
 			batch := new(compressor).compress(b, plain, c.codec)
 			h, err := Validate(batch)
@@ -382,10 +384,7 @@ func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
 // max_message_bytes) until the next check of the codec.
 func TestCheckKeepsNoBatch(t *testing.T) {
 	plain := buildBatch(t, 50, 0)
-	for _, c := range append(streamedCodecs, struct {
-		name  string
-		codec int
-	}{"snappy", CodecSnappy}) {
+	for _, c := range allCodecs {
 		t.Run(c.name, func(t *testing.T) {
 			d := new(Decoder)
 			batch := new(compressor).compress(t, plain, c.codec)
@@ -409,10 +408,7 @@ func TestCheckKeepsNoBatch(t *testing.T) {
 // batch, as Check's did.
 func TestDecodeResetKeepsNoBatch(t *testing.T) {
 	plain := buildBatch(t, 50, 0)
-	for _, c := range append(streamedCodecs, struct {
-		name  string
-		codec int
-	}{"snappy", CodecSnappy}) {
+	for _, c := range allCodecs {
 		t.Run(c.name, func(t *testing.T) {
 			d := new(Decoder)
 			batch := new(compressor).compress(t, plain, c.codec)

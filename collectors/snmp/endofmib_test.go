@@ -79,15 +79,7 @@ func TestEndOfMibViewMidTableFlagged(t *testing.T) {
 				return nil
 			})
 			metrics, capture, logs := pollTwoColumns(t, addr, col2)
-			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEndOfMibView)); n != 1 {
-				t.Errorf("partial walks counted %v, want 1", n)
-			}
-			if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != float64(1) || st["snmp_up"] != float64(1) {
-				t.Errorf("status %v, want partial_walks 1 and snmp_up 1", st)
-			}
-			if !strings.Contains(logs.String(), "endOfMibView") || !strings.Contains(logs.String(), testColumn) {
-				t.Errorf("not logged: %s", logs.String())
-			}
+			checkPartialWalks(t, metrics, capture, logs, PartialEndOfMibView, "endOfMibView", 1)
 		})
 	}
 }
@@ -188,15 +180,7 @@ func TestEmptyAnswerMidTableFlagged(t *testing.T) {
 		return nil
 	})
 	metrics, capture, logs := pollTwoColumns(t, addr, col2)
-	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEmptyAnswer)); n != 1 {
-		t.Errorf("partial walks counted %v, want 1", n)
-	}
-	if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != float64(1) || st["snmp_up"] != float64(1) {
-		t.Errorf("status %v, want partial_walks 1 and snmp_up 1", st)
-	}
-	if !strings.Contains(logs.String(), "empty_answer") || !strings.Contains(logs.String(), testColumn) {
-		t.Errorf("not logged: %s", logs.String())
-	}
+	checkPartialWalks(t, metrics, capture, logs, PartialEmptyAnswer, "empty_answer", 1)
 }
 
 // TestWrappedWalkMidTableFlagged: an agent that answers a GETBULK of a
@@ -240,17 +224,24 @@ func TestWrappedWalkMidTableFlagged(t *testing.T) {
 				return nil
 			})
 			metrics, capture, logs := pollTwoColumns(t, addr, col2)
-			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialWrapped)); n != c.wantPartial {
-				t.Errorf("partial walks counted %v, want %v", n, c.wantPartial)
-			}
-			st := statuses(t, capture.Records(), "a")[0].Fields
-			if st["partial_walks"] != c.wantPartial || st["snmp_up"] != float64(1) {
-				t.Errorf("status %v, want partial_walks %v and snmp_up 1", st, c.wantPartial)
-			}
-			if c.wantPartial > 0 && (!strings.Contains(logs.String(), "reason=wrapped") || !strings.Contains(logs.String(), testColumn)) {
-				t.Errorf("not logged: %s", logs.String())
-			}
+			checkPartialWalks(t, metrics, capture, logs, PartialWrapped, "reason=wrapped", c.wantPartial)
 		})
+	}
+}
+
+// checkPartialWalks checks that pollTwoColumns's poll flagged want partial
+// walks of reason: counted, in the status record (the poll up), and, when
+// any, logged with marker and the column.
+func checkPartialWalks(t *testing.T, metrics *Metrics, capture *snmptest.Capture, logs *bytes.Buffer, reason, marker string, want float64) {
+	t.Helper()
+	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", reason)); n != want {
+		t.Errorf("partial walks counted %v, want %v", n, want)
+	}
+	if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != want || st["snmp_up"] != float64(1) {
+		t.Errorf("status %v, want partial_walks %v and snmp_up 1", st, want)
+	}
+	if want > 0 && (!strings.Contains(logs.String(), marker) || !strings.Contains(logs.String(), testColumn)) {
+		t.Errorf("not logged: %s", logs.String())
 	}
 }
 
@@ -345,16 +336,7 @@ func TestNoSuchObjectMidTableFlagged(t *testing.T) {
 				return nil
 			})
 			metrics, capture, logs := pollTwoColumns(t, addr, col2)
-			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialNoSuchObject)); n != c.wantPartial {
-				t.Errorf("partial walks counted %v, want %v", n, c.wantPartial)
-			}
-			st := statuses(t, capture.Records(), "a")[0].Fields
-			if st["partial_walks"] != c.wantPartial || st["snmp_up"] != float64(1) {
-				t.Errorf("status %v, want partial_walks %v and snmp_up 1", st, c.wantPartial)
-			}
-			if c.wantPartial > 0 && (!strings.Contains(logs.String(), "reason=no_such_object") || !strings.Contains(logs.String(), testColumn)) {
-				t.Errorf("not logged: %s", logs.String())
-			}
+			checkPartialWalks(t, metrics, capture, logs, PartialNoSuchObject, "reason=no_such_object", c.wantPartial)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,60 +20,24 @@ import (
 // (a host that is not the agent, which only an unconnected socket hears).
 func strayRelay(t *testing.T, upstream string, otherHost bool, stray func(answer []byte) [][]byte) string {
 	t.Helper()
-	listen := func() net.PacketConn {
+	var other net.PacketConn
+	if otherHost {
 		c, err := net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		return c
+		other = c
 	}
-	ln, other := listen(), listen()
-	if !otherHost {
-		other = ln
-	}
-	up, err := net.ResolveUDPAddr("udp", upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	conns := map[string]*net.UDPConn{}
-	go func() {
-		buf := make([]byte, 65535)
-		for {
-			n, from, err := ln.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			c := conns[from.String()]
-			if c == nil {
-				if c, err = net.DialUDP("udp", nil, up); err != nil {
-					mu.Unlock()
-					continue
-				}
-				conns[from.String()] = c
-				t.Cleanup(func() { c.Close() })
-				go func(c *net.UDPConn, client net.Addr) {
-					b := make([]byte, 65535)
-					for {
-						n, err := c.Read(b)
-						if err != nil {
-							return
-						}
-						answer := append([]byte(nil), b[:n]...)
-						for _, d := range stray(answer) {
-							other.WriteTo(d, client)
-						}
-						ln.WriteTo(answer, client)
-					}
-				}(c, from)
-			}
-			mu.Unlock()
-			c.Write(buf[:n])
+	return udpRelay(t, upstream, nil, func(ln net.PacketConn, answer []byte, client net.Addr) {
+		from := ln
+		if other != nil {
+			from = other
 		}
-	}()
-	return ln.LocalAddr().String()
+		for _, d := range stray(append([]byte(nil), answer...)) {
+			from.WriteTo(d, client)
+		}
+	})
 }
 
 // otherMsgID is the SNMPv3 message m with another msgID, as sent: its

@@ -2,10 +2,7 @@ package snmp
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,55 +14,7 @@ import (
 // upstream socket per client), dropping the client datagrams whose
 // 1-based sequence numbers drop says: packet loss on some PDUs only.
 func lossyRelay(t *testing.T, upstream string, drop func(n int64) bool) string {
-	t.Helper()
-	ln, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	up, err := net.ResolveUDPAddr("udp", upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	conns := map[string]*net.UDPConn{}
-	var seq atomic.Int64
-	go func() {
-		buf := make([]byte, 65535)
-		for {
-			n, from, err := ln.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if drop(seq.Add(1)) {
-				continue
-			}
-			mu.Lock()
-			c := conns[from.String()]
-			if c == nil {
-				c, err = net.DialUDP("udp", nil, up)
-				if err != nil {
-					mu.Unlock()
-					continue
-				}
-				conns[from.String()] = c
-				t.Cleanup(func() { c.Close() })
-				go func(c *net.UDPConn, client net.Addr) {
-					b := make([]byte, 65535)
-					for {
-						n, err := c.Read(b)
-						if err != nil {
-							return
-						}
-						ln.WriteTo(b[:n], client)
-					}
-				}(c, from)
-			}
-			mu.Unlock()
-			c.Write(buf[:n])
-		}
-	}()
-	return ln.LocalAddr().String()
+	return udpRelay(t, upstream, drop, nil)
 }
 
 // TestV3LostPacketNotDiagnosedAsWrongPrivPassword: an authPriv target
