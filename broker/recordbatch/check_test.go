@@ -383,23 +383,11 @@ func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
 // kept reading the batch (a Produce request's records, up to
 // max_message_bytes) until the next check of the codec.
 func TestCheckKeepsNoBatch(t *testing.T) {
-	plain := buildBatch(t, 50, 0)
-	for _, c := range allCodecs {
-		t.Run(c.name, func(t *testing.T) {
-			d := new(Decoder)
-			batch := new(compressor).compress(t, plain, c.codec)
-			if err := checkOf(t, d, batch, 1<<20); err != nil {
-				t.Fatal(err)
-			}
-			kept := weak.Make(&batch[0])
-			batch = nil
-			runtime.GC()
-			if kept.Value() != nil {
-				t.Errorf("the Decoder keeps the %s batch it checked", c.name)
-			}
-			runtime.KeepAlive(d)
-		})
-	}
+	wantNoBatchKept(t, "checked", func(t *testing.T, d *Decoder, batch []byte) {
+		if err := checkOf(t, d, batch, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestDecodeResetKeepsNoBatch: nor does a reader's Decoder keep the last
@@ -407,24 +395,32 @@ func TestCheckKeepsNoBatch(t *testing.T) {
 // the batch through a reader of their own, kept until the codec's next
 // batch, as Check's did.
 func TestDecodeResetKeepsNoBatch(t *testing.T) {
+	wantNoBatchKept(t, "decoded", func(t *testing.T, d *Decoder, batch []byte) {
+		h, err := Validate(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Decode("t", 0, &h, batch, 0); err != nil {
+			t.Fatal(err)
+		}
+		d.Reset()
+	})
+}
+
+// wantNoBatchKept checks, for each codec, that a Decoder use had a batch
+// of keeps nothing of it after.
+func wantNoBatchKept(t *testing.T, used string, use func(t *testing.T, d *Decoder, batch []byte)) {
 	plain := buildBatch(t, 50, 0)
 	for _, c := range allCodecs {
 		t.Run(c.name, func(t *testing.T) {
 			d := new(Decoder)
 			batch := new(compressor).compress(t, plain, c.codec)
-			h, err := Validate(batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Decode("t", 0, &h, batch, 0); err != nil {
-				t.Fatal(err)
-			}
-			d.Reset()
+			use(t, d, batch)
 			kept := weak.Make(&batch[0])
 			batch = nil
 			runtime.GC()
 			if kept.Value() != nil {
-				t.Errorf("the reset Decoder keeps the %s batch it decoded", c.name)
+				t.Errorf("the Decoder keeps the %s batch it %s", c.name, used)
 			}
 			runtime.KeepAlive(d)
 		})
