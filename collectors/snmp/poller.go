@@ -1333,11 +1333,11 @@ func (t *target) poll(ctx context.Context) (res poll) {
 // partialWalks flags the walks an agent ended with endOfMibView (RFC 3416
 // section 4.2.3: nothing follows in its MIB view), or with noSuchName, its
 // SNMPv1 form (or in the other ways walkEnd lists), although it answered
-// with objects after that point in the same poll: it stopped early (a time or size limit of its own, a broken
-// subagent), and the table is cut short. An agent that stops early in the
-// last column it has cannot be told from one whose table ends there. The
-// rows read are kept; each is counted and logged, at most once per
-// throttle interval for the target.
+// with objects after that point in the same poll: it stopped early (a
+// time or size limit of its own, a broken subagent), and the table is cut
+// short. An agent that stops early in the last column it has cannot be
+// told from one whose table ends there. The rows read are kept; each is
+// counted and logged, at most once per throttle interval for the target.
 func (t *target) partialWalks(res *poll) {
 	for _, e := range res.ends {
 		if res.lastOID == "" || oidCompare(e.at, res.lastOID) >= 0 {
