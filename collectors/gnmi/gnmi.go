@@ -45,9 +45,9 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
+	"github.com/weirnet/weir/internal/targetfile"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/tlsconf"
-	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -143,19 +143,14 @@ type Collector struct {
 	// (see target.statusDown).
 	downMu sync.Mutex
 	down   map[string]bool
-	// stateFile keeps the targets' names (WithStateFile); unsaid are
-	// removed ones whose removal was not published (under mu).
+	// stateFile keeps the targets' names (WithStateFile), with known,
+	// which also keeps those removed whose removal was not published,
+	// until the next start tells them.
 	stateFile string
-	unsaid    []string
-	// knownFailed: the last save of stateFile failed (a full disk), so
-	// Run saves again every knownRetry until one succeeds (under mu).
-	knownFailed bool
-	knownRetry  time.Duration
-	// knownGen counts the removals kept in unsaid, knownSaved is the
-	// count the last save of stateFile listed (under mu); knownSave is
-	// held by saveKnownSince, taken before mu.
-	knownGen, knownSaved uint64
-	knownSave            sync.Mutex
+	known     *targetfile.Keeper[string]
+	// knownRetry is how often a failed save of stateFile is tried again
+	// (0: wholefile.RetryEvery).
+	knownRetry time.Duration
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -168,6 +163,7 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	if b == nil {
 		return nil, errors.New("gnmi: no broker")
 	}
+	c.known = targetfile.New(c.stateFile, c.targetNames, func(n string) string { return n }, c.log, "gnmi")
 	if c.topic == "" {
 		c.topic = telemetry.TopicRawGNMI
 	}
@@ -238,17 +234,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() {
-		wholefile.SaveAgain(ctx, c.knownRetry, func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.knownFailed
-		}, func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.saveKnown()
-		})
-	})
+	wg.Go(func() { c.known.Run(ctx, c.knownRetry) })
 	c.set.Run(ctx, members)
 	return nil
 }
@@ -275,9 +261,9 @@ func (c *Collector) Update(cfgs []configs.GNMITarget) error {
 		return err
 	}
 	c.targets = targets
-	c.saveKnown()
 	members := c.members(targets)
 	c.mu.Unlock()
+	c.known.Save()
 	c.set.Update(members)
 	return nil
 }
@@ -1392,14 +1378,9 @@ func (t *target) publishRemoved(ctx context.Context) {
 	}
 	c.mu.Lock()
 	gone := !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name })
-	if gone {
-		c.unsaid = append(c.unsaid, t.cfg.Name)
-		c.knownGen++
-	}
-	gen := c.knownGen
 	c.mu.Unlock()
 	if gone {
-		c.saveKnownSince(gen)
+		c.known.SaveSince(c.known.Unsaid(t.cfg.Name))
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
-	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/internal/targetfile"
 )
 
 // failingBroker keeps what is produced until fail is set, then fails every
@@ -234,11 +234,11 @@ func TestStopDuringManyRemovals(t *testing.T) {
 func TestManyRemovedWhileStoppedWithTheBrokerFailing(t *testing.T) {
 	const n = 200
 	state := filepath.Join(t.TempDir(), "targets.json")
-	k := knownTargets{V: 1}
+	var k []string
 	for i := range n {
-		k.Targets = append(k.Targets, fmt.Sprintf("old%03d", i))
+		k = append(k, fmt.Sprintf("old%03d", i))
 	}
-	if err := wholefile.ReplaceJSON(state, &k); err != nil {
+	if err := targetfile.Write(state, k); err != nil {
 		t.Fatal(err)
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

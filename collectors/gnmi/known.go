@@ -9,7 +9,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
-	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/internal/targetfile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -20,58 +20,19 @@ import (
 // The SNMP poller does the same with its own file. "" keeps nothing.
 func WithStateFile(path string) Option { return func(c *Collector) { c.stateFile = path } }
 
-// knownTargets is what the state file holds.
-type knownTargets struct {
-	V       int      `json:"v"`
-	Targets []string `json:"targets"`
-}
-
 // readKnown reads the state file; none (a first start) is an empty list.
-func readKnown(path string) ([]string, error) {
-	var k knownTargets
-	err := wholefile.ReadJSON(path, &k)
-	return k.Targets, err
-}
+func readKnown(path string) ([]string, error) { return targetfile.Read[string](path) }
 
-// saveKnown replaces the state file with the collector's targets and the
-// removed ones whose removal was not published (c.unsaid: told again at
-// the next start, unless listed again). c.mu must be held.
-func (c *Collector) saveKnown() {
-	if c.stateFile == "" {
-		return
-	}
-	c.knownSaved = c.knownGen
-	k := knownTargets{V: 1, Targets: make([]string, 0, len(c.targets)+len(c.unsaid))}
-	for _, t := range c.targets {
-		k.Targets = append(k.Targets, t.cfg.Name)
-	}
-	c.unsaid = slices.DeleteFunc(c.unsaid, func(n string) bool { return slices.Contains(k.Targets, n) })
-	k.Targets = append(k.Targets, c.unsaid...)
-	err := wholefile.ReplaceJSON(c.stateFile, &k)
-	switch {
-	case err != nil && !c.knownFailed:
-		c.log.Warn("gnmi: cannot keep the list of targets, trying again every "+wholefile.RetryEvery.String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
-			slog.String("file", c.stateFile), slog.Any("err", err))
-	case err == nil && c.knownFailed:
-		c.log.Info("gnmi: the list of targets is kept again", slog.String("file", c.stateFile))
-	}
-	c.knownFailed = err != nil
-}
-
-// saveKnownSince saves the state file unless a save since has listed the
-// removal counted gen (knownGen) in unsaid. The removals of a reload that
-// the broker did not take fail together, at their one deadline, and each
-// would save the file (synced) in turn, holding mu: they wait their turn
-// on knownSave instead, keeping their removals in unsaid meanwhile, and
-// the next save lists them all. c.mu must not be held.
-func (c *Collector) saveKnownSince(gen uint64) {
-	c.knownSave.Lock()
-	defer c.knownSave.Unlock()
+// targetNames are the names of the collector's latest targets, which the
+// state file keeps.
+func (c *Collector) targetNames() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.knownSaved < gen {
-		c.saveKnown()
+	names := make([]string, len(c.targets))
+	for i, t := range c.targets {
+		names[i] = t.cfg.Name
 	}
+	return names
 }
 
 // withKnownRetry sets how often a failed save of the state file is tried
@@ -125,10 +86,8 @@ func (c *Collector) removedWhileStopped(ctx context.Context) {
 			unsaid = append(unsaid, name)
 		}
 	}
-	c.mu.Lock()
-	c.unsaid = append(c.unsaid, unsaid...)
-	c.saveKnown()
-	c.mu.Unlock()
+	c.known.Unsaid(unsaid...)
+	c.known.Save()
 }
 
 // publishRemoved publishes the gnmi_status of target, keyed key, that says

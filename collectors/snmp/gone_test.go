@@ -19,7 +19,7 @@ import (
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
-	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/internal/targetfile"
 )
 
 // failingCapture is a capture until fail is set; then every Produce fails
@@ -211,11 +211,11 @@ func TestStopDuringManyRemovals(t *testing.T) {
 func TestManyRemovedWhileStoppedWithTheBrokerFailing(t *testing.T) {
 	const n = 200
 	state := filepath.Join(t.TempDir(), "targets.json")
-	k := knownTargets{V: 1}
+	var k []knownTarget
 	for i := range n {
-		k.Targets = append(k.Targets, knownTarget{Name: fmt.Sprintf("old%03d", i), Host: "192.0.2.1"})
+		k = append(k, knownTarget{Name: fmt.Sprintf("old%03d", i), Host: "192.0.2.1"})
 	}
-	if err := wholefile.ReplaceJSON(state, &k); err != nil {
+	if err := targetfile.Write(state, k); err != nil {
 		t.Fatal(err)
 	}
 	b := &failingCapture{Capture: snmptest.NewCapture()}

@@ -6,18 +6,14 @@ import (
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/runset"
-	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/internal/targetfile"
 )
 
-// knownTargets is what Config.StateFile holds: the targets of the last
-// list the poller took (no credentials), so that the next start finds
-// those taken out of the config while weir was stopped and says they
-// were removed, as a reload does (see publishRemoved).
-type knownTargets struct {
-	V       int           `json:"v"`
-	Targets []knownTarget `json:"targets"`
-}
-
+// knownTarget is a target as Config.StateFile keeps it (no credentials):
+// the file lists the targets of the last list the poller took, so that
+// the next start finds those taken out of the config while weir was
+// stopped and says they were removed, as a reload does (see
+// publishRemoved).
 type knownTarget struct {
 	Name string            `json:"name"`
 	Host string            `json:"host"`
@@ -30,44 +26,20 @@ func readKnown(path string) ([]knownTarget, error) {
 	if path == "" {
 		return nil, nil
 	}
-	var k knownTargets
-	err := wholefile.ReadJSON(path, &k)
-	return k.Targets, err
+	return targetfile.Read[knownTarget](path)
 }
 
-// saveKnown replaces the state file with the poller's latest targets and
-// those removed whose removal was not published (unsaid: told again at the
-// next start, unless listed again). The targets are read under knownMu, so
-// of a start's save and a reload's the last written has the latest list.
-func (p *Poller) saveKnown() {
-	path := p.cfg.StateFile
-	if path == "" {
-		return
-	}
-	p.knownMu.Lock()
-	defer p.knownMu.Unlock()
+// knownTargets are the poller's latest targets as the state file keeps
+// them.
+func (p *Poller) knownTargets() []knownTarget {
 	p.mu.Lock()
 	targets := p.targets
 	p.mu.Unlock()
-	p.knownSaved = p.knownGen
-	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(p.unsaid))}
-	for _, t := range targets {
-		k.Targets = append(k.Targets, t.known())
+	out := make([]knownTarget, len(targets))
+	for i, t := range targets {
+		out[i] = t.known()
 	}
-	if len(p.unsaid) > 0 {
-		names := targetNames(targets)
-		p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return names[u.Name] })
-		k.Targets = append(k.Targets, p.unsaid...)
-	}
-	err := wholefile.ReplaceJSON(path, &k)
-	switch {
-	case err != nil && !p.knownFailed:
-		p.cfg.Logger.Warn("snmp: cannot keep the list of targets, trying again every "+wholefile.RetryEvery.String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
-			"file", path, "err", err)
-	case err == nil && p.knownFailed:
-		p.cfg.Logger.Info("snmp: the list of targets is kept again", "file", path)
-	}
-	p.knownFailed = err != nil
+	return out
 }
 
 // removedWhileStopped says removed (publishRemoved) each target of the
@@ -77,7 +49,7 @@ func (p *Poller) saveKnown() {
 // second says nothing new. The removals are published at once, under one
 // bound (publishGrace), however many there are: the targets start after
 // them. One whose record the broker did not take by then stays in the
-// file, for the next start (as sayRemoved keeps it).
+// file, for the next start (as a reload's Gone keeps it).
 func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	known, err := readKnown(p.cfg.StateFile)
 	if err != nil {
@@ -94,46 +66,14 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
 		failed[i] = !t.publishRemoved(rctx)
 	})
-	p.knownMu.Lock()
+	var unsaid []knownTarget
 	for i, k := range removed {
 		if failed[i] {
-			p.unsaid = append(p.unsaid, k)
+			unsaid = append(unsaid, k)
 		}
 	}
-	p.knownMu.Unlock()
-	p.saveKnown()
-}
-
-// sayRemoved publishes t's removal (publishRemoved); one not published is
-// kept as unsaid, for the state file's next save (the caller's:
-// saveKnownSince(gen)) to keep it for the next start. It reports whether
-// it kept t.
-func (p *Poller) sayRemoved(ctx context.Context, t *target) (gen uint64, kept bool) {
-	if t.publishRemoved(ctx) {
-		return 0, false
-	}
-	p.knownMu.Lock()
-	defer p.knownMu.Unlock()
-	p.unsaid = append(p.unsaid, t.known())
-	p.knownGen++
-	return p.knownGen, true
-}
-
-// saveKnownSince saves the state file unless a save since has listed the
-// removal counted gen (knownGen) in unsaid. The removals of a reload that
-// the broker did not take fail together, at their one deadline, and each
-// would save the file (synced) in turn: they wait their turn on knownSave
-// instead, keeping their removals in unsaid meanwhile, and the next save
-// lists them all.
-func (p *Poller) saveKnownSince(gen uint64) {
-	p.knownSave.Lock()
-	defer p.knownSave.Unlock()
-	p.knownMu.Lock()
-	saved := p.knownSaved >= gen
-	p.knownMu.Unlock()
-	if !saved {
-		p.saveKnown()
-	}
+	p.known.Unsaid(unsaid...)
+	p.known.Save()
 }
 
 // known is what the state file keeps of t.

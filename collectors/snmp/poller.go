@@ -38,8 +38,8 @@ import (
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/snmpv3"
+	"github.com/weirnet/weir/internal/targetfile"
 	"github.com/weirnet/weir/internal/throttle"
-	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -101,20 +101,12 @@ type Poller struct {
 	profiles *profile.Set // the latest profiles (Reload changes them)
 
 	publishes publishFailures
-	knownMu   sync.Mutex // held while StateFile is written, and over unsaid
-	// unsaid are targets removed whose removal was not published: kept
-	// in StateFile until the next start tells it.
-	unsaid []knownTarget
-	// knownFailed: the last save of StateFile failed (a full disk), so
-	// Run saves again every knownRetry (0: wholefile.RetryEvery) until
-	// one succeeds.
-	knownFailed bool
-	knownRetry  time.Duration
-	// knownGen counts the removals kept in unsaid, knownSaved is the
-	// count the last save of StateFile listed (under knownMu);
-	// knownSave is held by saveKnownSince, taken before knownMu.
-	knownGen, knownSaved uint64
-	knownSave            sync.Mutex
+	// known keeps StateFile: the targets, and those removed whose
+	// removal was not published, until the next start tells them.
+	known *targetfile.Keeper[knownTarget]
+	// knownRetry is how often a failed save of StateFile is tried again
+	// (0: wholefile.RetryEvery).
+	knownRetry time.Duration
 	// removedLog throttles the lines of removals not published: a reload
 	// removing hundreds with the broker down gave a line each.
 	removedLog throttle.Shared
@@ -210,6 +202,7 @@ func New(cfg Config) (*Poller, error) {
 		cfg.Metrics = m
 	}
 	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency), profiles: cfg.Profiles}
+	p.known = targetfile.New(cfg.StateFile, p.knownTargets, func(k knownTarget) string { return k.Name }, cfg.Logger, "snmp")
 	// A reload's removals (publishRemoved) share one bound, however many.
 	p.set.GoneWithin = publishGrace
 	targets, err := p.build(cfg.Profiles, cfg.Targets)
@@ -274,13 +267,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	p.removedWhileStopped(ctx, targets)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() {
-		wholefile.SaveAgain(ctx, p.knownRetry, func() bool {
-			p.knownMu.Lock()
-			defer p.knownMu.Unlock()
-			return p.knownFailed
-		}, p.saveKnown)
-	})
+	wg.Go(func() { p.known.Run(ctx, p.knownRetry) })
 	p.set.Run(ctx, members)
 	return nil
 }
@@ -314,7 +301,7 @@ func (p *Poller) Reload(profiles *profile.Set, cfgs []configs.SNMPTarget) error 
 	// The set keeps an unchanged target's goroutine (and the target it
 	// runs, with its session); the one built for it here is dropped.
 	p.set.Update(p.members(targets))
-	p.saveKnown()
+	p.known.Save()
 	return nil
 }
 
@@ -329,8 +316,8 @@ func (p *Poller) members(targets []*target) []runset.Member {
 				if !t.owned {
 					return
 				}
-				if gen, kept := p.sayRemoved(ctx, t); kept {
-					p.saveKnownSince(gen)
+				if !t.publishRemoved(ctx) {
+					p.known.SaveSince(p.known.Unsaid(t.known()))
 				}
 			}}
 	}
