@@ -709,10 +709,12 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	// (gosnmp gives the deadline's error when the socket's read deadline,
 	// set to it, fires: maybe before pctx's own timer has.)
 	if errors.Is(res.err, context.DeadlineExceeded) && !res.lastAnswer.IsZero() &&
-		res.end.Sub(res.lastAnswer) < t.cfg.Timeout {
+		res.end.Sub(res.lastAnswer) < t.cfg.Timeout*time.Duration(t.cfg.Retries+1) {
 		// Cut off at the next slot while the agent was answering (a
-		// large table, a slow agent): the interval is too short for
-		// the poll, which a timeout would blame on the agent.
+		// large table, a slow agent, a lossy path): the request in
+		// flight had not used up its tries since the last answer, so
+		// the interval is too short for the poll, which a timeout
+		// would blame on the agent.
 		res.err = t.cutOff(res)
 	} else if errors.Is(res.err, context.DeadlineExceeded) {
 		// Waiting for an agent that does not answer, at the next slot:
