@@ -144,12 +144,13 @@ func (s bigFirstServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 // is received and published: the stream was cut at every bound (nothing
 // received: no message whole yet) and the target never collected.
 func TestSlowLinkIsNotAStall(t *testing.T) {
-	// 1 MiB at 16 KiB every 50ms: over 3 s, more than three bounds of
-	// 1s; a pause of the machine shorter than a second is no stall.
-	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20}), chunk: 16 << 10, pace: 50 * time.Millisecond}.start(t)
+	// 1 MiB at 16 KiB every 100ms: over 6 s, more than three bounds of
+	// 2 s; a pause of the machine shorter than that is no stall (with a
+	// bound of 1 s, a loaded CI machine paused that long once).
+	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20}), chunk: 16 << 10, pace: 100 * time.Millisecond}.start(t)
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
 		Name: "slow", Address: addr, Insecure: true,
-		Timeout:       configs.Duration(time.Second),
+		Timeout:       configs.Duration(2 * time.Second),
 		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 20*time.Millisecond)},
 	}}})
 	waitFor(t, 60*time.Second, "the large notification published", func() bool {
