@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -149,4 +150,88 @@ func mustPath(t *testing.T, s string) *gpb.Path {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestGNMIStateReadBackIsForgottenAsItWasSeen: the warm-up's read back
+// finds Ethernet1's and Ethernet2's UP of six days before. Two hours on,
+// Ethernet1 DOWN is interface_down; a day and a half on, Ethernet2 has
+// been unseen for over forgetQuietAfter, and is forgotten as it was by a
+// worker that ran all along: its DOWN is a first state. Before, a state
+// read back was seen when it was read, and kept a week from then.
+func TestGNMIStateReadBackIsForgottenAsItWasSeen(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	w.rates.setNow(now)
+	for _, iface := range []string{"Ethernet1", "Ethernet2"} {
+		for _, r := range gnmiOper(t, now.Add(-6*24*time.Hour), iface, "UP") {
+			w.warmOlder(&r, now)
+		}
+	}
+	down := func(at time.Time, iface string) []string {
+		w.rates.setNow(at)
+		w.sweepForgotten(at)
+		var got []string
+		for _, r := range gnmiOper(t, at, iface, "DOWN") {
+			evs, _ := w.enrich(&r)
+			for _, ev := range evs {
+				got = append(got, ev.Type+" "+ev.Object)
+			}
+		}
+		return got
+	}
+	if got := down(now.Add(2*time.Hour), "Ethernet1"); !slices.Equal(got, []string{"interface_down Ethernet1"}) {
+		t.Errorf("Ethernet1 DOWN two hours on: events %q, want interface_down", got)
+	}
+	if got := down(now.Add(36*time.Hour), "Ethernet2"); len(got) > 0 {
+		t.Errorf("Ethernet2 DOWN a day and a half on: events %q, want none (unseen for over %v)", got, forgetQuietAfter)
+	}
+}
+
+// TestQuietBackFeedsTheWeekBeforeTheWindowOnce: of a partition's state
+// records, the read back feeds, in log order, those of the week before
+// the window (six days and three hours before it, and one stamped out of
+// order), not the one of eight days before nor the window's, and reads
+// the partition once.
+func TestQuietBackFeedsTheWeekBeforeTheWindowOnce(t *testing.T) {
+	b := &countingFetches{Broker: openBroker(t)}
+	windowStart := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var recs []broker.Record
+	add := func(value string, at time.Time) int64 {
+		recs = append(recs, broker.Record{Key: []byte("spine1"), Value: []byte(value), Timestamp: at})
+		return int64(len(recs) - 1)
+	}
+	ago := func(d time.Duration) time.Time { return windowStart.Add(-d) }
+	var want []int64
+	add("state", ago(8*24*time.Hour))
+	for min := 7 * 24 * 60; min > 0; min -= 10 {
+		switch min {
+		case 6 * 24 * 60, 180:
+			want = append(want, add("state", ago(time.Duration(min)*time.Minute)))
+		}
+		add("counters", ago(time.Duration(min)*time.Minute))
+	}
+	add("counters", windowStart.Add(time.Minute))
+	want = append(want, add("state", ago(time.Minute))) // out of order, before the window
+	add("state", windowStart.Add(2*time.Minute))
+	if err := b.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	wm := newWarmer(b, 10*time.Minute, slog.New(slog.DiscardHandler))
+	end := windowStart.Add(10 * time.Minute)
+	var fed []int64
+	wm.quietBack(context.Background(), "w", 0, int64(len(recs)), windowStart, end,
+		func(r *broker.Record) bool { return string(r.Value) == "state" },
+		func(r *broker.Record, e time.Time) {
+			if !e.Equal(end) {
+				t.Errorf("offset %d fed with the end %v, want %v", r.Offset, e, end)
+			}
+			fed = append(fed, r.Offset)
+		})
+	if !slices.Equal(fed, want) {
+		t.Errorf("fed offsets %v, want %v", fed, want)
+	}
+	if b.records > len(recs) {
+		t.Errorf("read %d records of a partition of %d", b.records, len(recs))
+	}
 }
