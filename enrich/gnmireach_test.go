@@ -235,3 +235,23 @@ func TestQuietBackFeedsTheWeekBeforeTheWindowOnce(t *testing.T) {
 		t.Errorf("read %d records of a partition of %d", b.records, len(recs))
 	}
 }
+
+// TestGNMIInputUnderAnotherTopic: a metrics worker reads gNMI states back
+// past its window when its input is raw.gnmi, or another topic it is told
+// is the gNMI collector's (gnmi.topic renamed), not raw.snmp's.
+func TestGNMIInputUnderAnotherTopic(t *testing.T) {
+	for _, tc := range []struct {
+		opts []WorkerOption
+		want bool
+	}{
+		{[]WorkerOption{WithInputTopic(telemetry.TopicRawGNMI)}, true},
+		{[]WorkerOption{WithInputTopic("site1.gnmi"), WithGNMIInput()}, true},
+		{[]WorkerOption{WithInputTopic("site1.gnmi")}, false},
+		{nil, false},
+	} {
+		w := NewMetricsWorker(nil, nil, tc.opts...)
+		if got := w.lostPolls().quiet != nil; got != tc.want {
+			t.Errorf("input %s: reads gNMI states back %v, want %v", w.input, got, tc.want)
+		}
+	}
+}
