@@ -169,9 +169,9 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 // records do not tell where a session's snapshot (every path, up to its
 // sync_response) was, which would bound the reading: without it, nothing
 // says an object's last state is not further back, so the partition is
-// read once, from that bound; its other records cost a look for three
-// words. As reachBack's, the states it sets are older than the window's,
-// which stay.
+// read once, from that bound; its other records cost a look for two
+// strings (quietState). As reachBack's, the states it sets are older than
+// the window's, which stay.
 func (wm *warmer) quietBack(ctx context.Context, topic string, partition int32, upTo int64, windowStart, end time.Time, quiet func(*broker.Record) bool, feed func(*broker.Record, time.Time)) {
 	began := time.Now()
 	r := logwindow.Reader{B: wm.b}
