@@ -74,7 +74,8 @@ func gnmiCounters(t *testing.T, at time.Time, iface string, octets uint64) []bro
 // TestGNMIRestartAfterALongCalm: spine1's on_change subscription without
 // heartbeats sent Ethernet1 UP three hours ago, and its counters have
 // come every minute since; weir is restarted, then Ethernet1 goes DOWN.
-// That is one interface_down, as it is to a worker that ran all along.
+// That is one interface_down, as it is to a worker that ran all along;
+// the same for a BGP session ESTABLISHED then, ACTIVE now.
 // Before the warm-up read back past its window for such states, the
 // restarted worker took the DOWN for Ethernet1's first state: no event.
 // Ethernet2, DOWN three hours ago and UP since two, is deleted an hour
@@ -83,7 +84,12 @@ func gnmiCounters(t *testing.T, at time.Time, iface string, octets uint64) []bro
 // counters since have their rates after the restart. Nothing is
 // published twice.
 func TestGNMIRestartAfterALongCalm(t *testing.T) {
-	want := []string{"interface_up spine1 Ethernet2 from raw.gnmi", "interface_down spine1 Ethernet1 from raw.gnmi"}
+	want := []string{"interface_up spine1 Ethernet2 from raw.gnmi", "interface_down spine1 Ethernet1 from raw.gnmi",
+		"bgp_peer_down spine1 10.0.0.2 from raw.gnmi"}
+	const bgp = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]/state"
+	session := func(at time.Time, v string) []broker.Record {
+		return gnmiRecords(t, gnmiNotification(t, at, bgp, map[string]any{"session-state": v}), at)
+	}
 	enriched := 0 // without a restart
 	for _, restart := range []bool{false, true} {
 		b, inv := openLog(t)
@@ -92,6 +98,7 @@ func TestGNMIRestartAfterALongCalm(t *testing.T) {
 		var recs []broker.Record
 		recs = append(recs, gnmiOper(t, ago(3*time.Hour), "Ethernet1", "UP")...)
 		recs = append(recs, gnmiOper(t, ago(3*time.Hour), "Ethernet2", "DOWN")...)
+		recs = append(recs, session(ago(3*time.Hour), "ESTABLISHED")...)
 		recs = append(recs, gnmiOper(t, ago(2*time.Hour), "Ethernet2", "UP")...)
 		recs = append(recs, gnmiRecords(t, &gpb.Notification{Timestamp: ago(time.Hour).UnixNano(),
 			Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet2]")}}, ago(time.Hour))...)
@@ -113,6 +120,7 @@ func TestGNMIRestartAfterALongCalm(t *testing.T) {
 		}
 		more := append(gnmiOper(t, now, "Ethernet1", "DOWN"), gnmiOper(t, now, "Ethernet2", "DOWN")...)
 		more = append(more, gnmiCounters(t, now, "Ethernet2", 50000)...)
+		more = append(more, session(now, "ACTIVE")...)
 		if err := b.Produce(context.Background(), telemetry.TopicRawGNMI, more); err != nil {
 			t.Fatal(err)
 		}
