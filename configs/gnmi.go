@@ -572,9 +572,11 @@ var eventLeaves = [...][]string{
 // quietStateWarnings warn of t's stream subscriptions to an event leaf
 // that send an unchanged value no more than once (on_change, the default
 // target_defined, sample with suppress_redundant) and no heartbeat within
-// the warm-up's window. A restart reads back that window alone: a link
-// calm for longer is a first state when it changes after a restart, and
-// raises no event.
+// the warm-up's window. A restart finds such a value before the window by
+// reading back the partition, up to a week or 4 million records (enrich's
+// maxReachBack, logwindow.MaxRecords): a link calm for longer is a first
+// state when it changes after a restart, and raises no event, and a busy
+// partition holds 4 million records in hours.
 func (c *Config) quietStateWarnings(t GNMITarget) []string {
 	window := 10 * time.Minute // enrich.DefaultWarmup
 	if w := c.Enrich.Warmup; w != nil && *w > 0 {
@@ -603,7 +605,7 @@ func (c *Config) quietStateWarnings(t GNMITarget) []string {
 			if s.HeartbeatInterval > 0 {
 				how = "a heartbeat_interval over the warm-up's " + window.String()
 			}
-			out = append(out, fmt.Sprintf("gnmi target %q: subscription %q sends %s only when it changes (stream_mode %s, %s): a restart of weir reads back %s of it, so its first change after a restart and a longer calm raises no event; give it a heartbeat_interval of at most %s (the shipped config's is 60s)",
+			out = append(out, fmt.Sprintf("gnmi target %q: subscription %q sends %s only when it changes (stream_mode %s, %s): a restart of weir finds its last value before the warm-up's %s by reading back up to a week or 4 million records of its raw.gnmi partition, so its first change after a restart and a longer calm raises no event; give it a heartbeat_interval of at most %s (the shipped config's is 60s)",
 				t.Name, name, leaf[len(leaf)-1], mode, how, window, window))
 			break
 		}

@@ -270,9 +270,9 @@ func TestGNMIWarnings(t *testing.T) {
 // TestGNMIQuietStateWarnings: a stream subscription that gets interface
 // oper-status or BGP session-state and sends an unchanged value only
 // once (on_change, target_defined, sample with suppress_redundant), with
-// no heartbeat within the warm-up's window, is warned of: enrichment
-// forgets a state unseen for an hour, and a change after a longer calm
-// raised no event. Subscriptions that send it again, or get neither leaf,
+// no heartbeat within the warm-up's window, is warned of: a restart finds
+// its last value up to a week or 4 million records of its partition back,
+// and a change after a longer calm raises no event. Subscriptions that send it again, or get neither leaf,
 // are not.
 func TestGNMIQuietStateWarnings(t *testing.T) {
 	for _, tc := range []struct {
@@ -308,7 +308,7 @@ func TestGNMIQuietStateWarnings(t *testing.T) {
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: warnings %q, want none", tc.sub, got)
-		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], "sends "+tc.want+" only when it changes") || !strings.Contains(got[0], "heartbeat_interval")):
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], "sends "+tc.want+" only when it changes") || !strings.Contains(got[0], "up to a week or 4 million records") || !strings.Contains(got[0], "heartbeat_interval")):
 			t.Errorf("%s: warnings %q, want one about %s", tc.sub, got, tc.want)
 		}
 	}

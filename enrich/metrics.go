@@ -111,6 +111,9 @@ type MetricsWorker struct {
 	// warmPolls are the targets whose polls a partition's warm-up read,
 	// for lostPolls.
 	warmPolls map[string]warmPoll
+	// gnmiInput: the input is the gNMI collector's, whose on_change
+	// states a warm-up reads back past its window (see lostPolls).
+	gnmiInput bool
 	// gnmiDown are the gNMI targets whose last gnmi_status said down
 	// (see gnmiAnswered).
 	gnmiDown map[string]bool
@@ -135,6 +138,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects, maxStateBytes: maxStateKeyBytes,
 		maxTargetBytes: maxStateKeyBytes,
 		longNames:      longNames{},
+		gnmiInput:      w.gnmiInput || input == telemetry.TopicRawGNMI,
 	}
 	for i, kind := range untrackedKinds {
 		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
@@ -219,13 +223,23 @@ func (w *MetricsWorker) trackedRow(device string) *rowCounters {
 	return row
 }
 
+// seenNow is when a state sampled now is seen: weir's clock, or for a
+// record older than the window's (olderWarm) its own time, as a worker that
+// ran all along saw it, so that it is forgotten as that worker's was.
+func (w *MetricsWorker) seenNow() int64 {
+	if w.olderWarm {
+		return min(w.rates.now, w.olderSeen)
+	}
+	return w.rates.now
+}
+
 // putState keeps a state sample under key, unless key is new and
 // maxObjects are kept.
 func (w *MetricsWorker) putState(key stateKey, s stateSample) {
 	// Put first, taken back if new and past the bounds: one map access
 	// for the usual put of a known key, not two.
 	n0 := len(w.state)
-	w.state[key] = seen[stateSample]{s, w.rates.now}
+	w.state[key] = seen[stateSample]{s, w.seenNow()}
 	if len(w.state) == n0 {
 		return
 	}
@@ -499,7 +513,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	// A delete is read before the inventory's tags and name: a free tag
 	// "name" of the device's entry is no interface's.
 	del, deleted := openConfigDelete(p)
-	if p.IsDelete() {
+	if p.IsDelete() && !w.olderWarm {
+		// Not one older than the window (a reach back's): the
+		// counter samples and speeds it would forget are the
+		// window's, newer.
 		w.deletedCounter(p)
 		w.deletedOperStatus(p)
 		w.deletedSpeed(p, p.Device, at)
@@ -1363,7 +1380,7 @@ func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete,
 		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
 			// The state's own time stays: a target may stamp its
 			// deletes by another clock than its updates.
-			prev.v.deleted, prev.seen = at, w.rates.now
+			prev.v.deleted, prev.seen = at, w.seenNow()
 			w.state[key] = prev
 			if w.det != nil {
 				w.det.forgetObject(device, key.what, key.object, detectedAt)

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"slices"
@@ -28,6 +29,10 @@ type lostPolls struct {
 	// feed, if set, is what the polls found are fed to, in the place of
 	// the window's feed: they are older than the window's records.
 	feed func(r *broker.Record, end time.Time)
+	// quiet, if set, picks the records that carry a state a target may
+	// send only when it changes (gNMI on_change without heartbeats), or
+	// its delete: warmer.quietBack feeds those before the window.
+	quiet func(r *broker.Record) bool
 }
 
 // lastPoll is where a target's latest answered poll found so far is: a
@@ -58,13 +63,16 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 		return
 	}
 	lost := wm.lost()
+	if lost.feed != nil {
+		feed = lost.feed
+	}
+	if lost.quiet != nil {
+		wm.quietBack(ctx, topic, partition, upTo, windowStart, end, lost.quiet, feed)
+	}
 	if len(lost.targets) == 0 {
 		return
 	}
 	began, missing := time.Now(), len(lost.targets)
-	if lost.feed != nil {
-		feed = lost.feed
-	}
 	r := logwindow.Reader{B: wm.b}
 	prevFrom, older := int64(-1), false
 	found := map[string]*lastPoll{}
@@ -151,6 +159,55 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 	wm.logger.Info("enrich: warm-up read back past its window for the last answered poll of targets in an outage", attrs...)
 }
 
+// quietBack feeds, after a partition's window was fed, each record before
+// the window that quiet picks, in log order, from as far back as reachBack
+// reads: maxReachBack before the window, the log's start or
+// logwindow.MaxRecords before upTo. A gNMI on_change subscription without
+// heartbeats sends an interface's or BGP session's state only when it
+// changes, so a state older than the window was not in it, and the first
+// change after a restart or a rebalance was a first state, no event. The
+// records do not tell where a session's snapshot (every path, up to its
+// sync_response) was, which would bound the reading: without it, nothing
+// says an object's last state is not further back, so the partition is
+// read once, from that bound; its other records cost a look for two
+// strings (quietState). As reachBack's, the states it sets are older than
+// the window's, which stay.
+func (wm *warmer) quietBack(ctx context.Context, topic string, partition int32, upTo int64, windowStart, end time.Time, quiet func(*broker.Record) bool, feed func(*broker.Record, time.Time)) {
+	began := time.Now()
+	r := logwindow.Reader{B: wm.b}
+	cutoff := windowStart.Add(-maxReachBack)
+	var from int64
+	err := retried(ctx, func() (err error) {
+		from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff)
+		return err
+	})
+	fed := 0
+	if err == nil {
+		err = wm.readFrom(ctx, &r, topic, partition, from, upTo, func(rec *broker.Record) {
+			if rec.Timestamp.Before(cutoff) || !rec.Timestamp.Before(windowStart) || !quiet(rec) {
+				return
+			}
+			// A copy: the worker's scratch would keep the fetch buffer.
+			c := copyRecord(rec)
+			feed(&c, end)
+			fed++
+		})
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	attrs := []any{slog.String("topic", topic), slog.Int("partition", int(partition)), slog.Int("records", fed),
+		slog.Int64("from", from), slog.Duration("took", time.Since(began))}
+	if err != nil {
+		wm.logger.Warn("enrich: warm-up could not read back past its window for states sent only when they change",
+			append(attrs, slog.Any("error", err))...)
+		return
+	}
+	if fed > 0 {
+		wm.logger.Info("enrich: warm-up read back past its window for states sent only when they change", attrs...)
+	}
+}
+
 // feedOffsets feeds the records of topic/partition at offsets, in log
 // order, each as a copy: a worker's scratch keeps the last record it
 // decoded, whose strings would keep r's fetch buffer (see warmer.read).
@@ -233,6 +290,9 @@ func (w *MetricsWorker) lostPolls() lostPolls {
 	var p telemetry.Point
 	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{},
 		answered: func(r *broker.Record) (string, bool) { return answeredPoll(&dec, &p, r) }, feed: w.warmOlder}
+	if w.gnmiInput {
+		lost.quiet = func(r *broker.Record) bool { return quietState(&dec, &p, r) }
+	}
 	for target, wp := range w.warmPolls {
 		if !wp.answered && w.inOutage(target, 0) {
 			lost.targets[target] = true
@@ -255,6 +315,30 @@ func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) 
 		}
 	}
 	return p.Device, true
+}
+
+// quietState reports whether r is a record of a state a gNMI target may
+// send only when it changes (an interface's oper-status, a BGP session's
+// state: openConfigState), or of a delete of one (openConfigDelete). It
+// decodes r into p with dec only when r's bytes name such a leaf or a
+// delete: most records are counters.
+func quietState(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) bool {
+	v := r.Value
+	// "-stat" is in oper-status and session-state, and a delete's fields
+	// are {"deleted":true} as the collector writes them: searches whose
+	// first byte is rare in JSON (a quote, an o or a d stops every few
+	// bytes).
+	if !bytes.Contains(v, []byte("-stat")) && !bytes.Contains(v, []byte(`{"deleted"`)) {
+		return false
+	}
+	if dec.DecodePoint(v, p) != nil || p.Device == "" {
+		return false
+	}
+	if ch, ok := openConfigState(p); ok {
+		return ch.object != ""
+	}
+	_, ok := openConfigDelete(p)
+	return ok
 }
 
 // warmOlder is warm for a record older than the window's, fed after them

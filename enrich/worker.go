@@ -57,6 +57,9 @@ type Worker struct {
 	targets  *SNMPTargets // the config's SNMP targets, naming devices by address
 	gnmi     *GNMITargets // the config's gNMI targets' addresses, naming devices by address and raw.gnmi targets by theirs
 	input    string       // metrics workers: the raw topic they read
+	// gnmiInput: a metrics worker's input is the gNMI collector's (see
+	// WithGNMIInput).
+	gnmiInput bool
 	// How far back to read a partition the worker takes (see warmer);
 	// DefaultWarmup unless set.
 	warmup    time.Duration
@@ -145,6 +148,12 @@ func WithGNMITargets(t *GNMITargets) WorkerOption { return func(w *Worker) { w.g
 // writes: for a syslog worker Topics.RawSyslog, for a trap worker
 // raw.traps, for a metrics worker raw.snmp (the defaults), or raw.gnmi.
 func WithInputTopic(topic string) WorkerOption { return func(w *Worker) { w.input = topic } }
+
+// WithGNMIInput tells a metrics worker that its input (WithInputTopic) is
+// the gNMI collector's, as raw.gnmi is: its warm-up then reads back past
+// its window for the states a target sends only when they change (see
+// warmer.quietBack).
+func WithGNMIInput() WorkerOption { return func(w *Worker) { w.gnmiInput = true } }
 
 // WithMemberID names the worker in group descriptions (and, on a Kafka
 // cluster, in its transactional id: unique within the process).

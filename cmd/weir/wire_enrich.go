@@ -100,7 +100,7 @@ func enrichComponents(d deps) ([]component, error) {
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
 		mw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-metrics-%d", i), raw(d.cfg.SNMP.Topic, telemetry.TopicRawSNMP))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
-		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), raw(d.cfg.GNMI.Topic, telemetry.TopicRawGNMI))...)
+		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), raw(d.cfg.GNMI.Topic, telemetry.TopicRawGNMI), enrich.WithGNMIInput())...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-gnmi-%d", i), run: gw.Run})
 		tw := enrich.NewTrapWorker(d.broker, inv, opts(fmt.Sprintf("enrich-traps-%d", i), raw(d.cfg.SNMP.Traps.Topic, telemetry.TopicRawTraps))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
