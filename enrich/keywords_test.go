@@ -132,6 +132,8 @@ func FuzzFinder(f *testing.F) {
 	f.Add("AAAADJCHANGEADJCHANGE", "ADJCHANGE", false)
 	f.Add("%ETH%ETHPORT-", "%ETHPORT-", false)
 	f.Add("ort ORT port", "ort ", true)
+	f.Add("AAAAAAAA", "adjchange", true)
+	f.Add("AAAAAAAA", "aa", true)
 	f.Fuzz(func(t *testing.T, s, lit string, fold bool) {
 		want := strings.Index(s, lit)
 		if fold {
@@ -143,6 +145,17 @@ func FuzzFinder(f *testing.F) {
 		fd := newFinder(lit, fold)
 		if got := fd.index(s); got != want {
 			t.Fatalf("finder(%q, fold %v, anchor %q at %d).index(%q) = %d, want %d", lit, fold, fd.lo, fd.at, s, got, want)
+		}
+		// The same asking absentBytes, fresh and as another rule's search
+		// left it (every byte looked up): a long line's search.
+		var fresh, used absentBytes
+		for c := range 256 {
+			used.lacks(s, byte(c))
+		}
+		for _, a := range []*absentBytes{&fresh, &used} {
+			if got := fd.indexIn(s, a); got != want {
+				t.Fatalf("finder(%q, fold %v, anchor %q at %d).indexIn(%q) = %d, want %d", lit, fold, fd.lo, fd.at, s, got, want)
+			}
 		}
 	})
 }

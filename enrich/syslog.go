@@ -187,9 +187,12 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 		info.Mnemonic = tag
 	}
 	var grams bigramSet
+	var lacks *absentBytes // for a text too long for grams
 	filter := len(msg) <= bigramsMaxText
 	if filter {
 		grams.add(msg)
+	} else {
+		lacks = new(absentBytes)
 	}
 	rules := *c.rules.Load()
 	for i := range rules {
@@ -199,7 +202,7 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 		}
 		at := 0
 		if r.needs != "" {
-			if at = r.indexNeeds(msg); at < 0 {
+			if at = r.finder.indexIn(msg, lacks); at < 0 {
 				continue
 			}
 		}

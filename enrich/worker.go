@@ -572,7 +572,8 @@ func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record
 	e := &d.log
 	// The tags go in as encoded once per device, last, where AppendJSON
 	// would put them.
-	val := e.AppendJSONFrom(w.arena.start(), r.Value, d.layout)
+	// The raw record, its tags and room for the enrichment.
+	val := e.AppendJSONFrom(w.arena.startFor(len(r.Value)+len(d.tagsJSON)+512), r.Value, d.layout)
 	val = w.arena.keep(append(append(val[:len(val)-1], d.tagsJSON...), '}'))
 	key := w.arena.keep(append(w.arena.start(), e.Device...))
 	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: logHeaders}

@@ -335,6 +335,51 @@ func reportCPU(b *testing.B, since time.Duration) {
 	b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
 }
 
+// TestLongLineEnrichedInTheArena: an enriched record past the 2 KiB the
+// arena's start leaves (the corpus's 9 KB line) is written into a chunk,
+// not into allocations of its own that append grows.
+func TestLongLineEnrichedInTheArena(t *testing.T) {
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false) // as Run makes it
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
+	rec := receivedRecord(&p, "<13>"+strings.Repeat("A", 9000))
+	d, ok := w.decodeSyslog(&rec)
+	if !ok {
+		t.Fatal("not decoded")
+	}
+	var out broker.Record
+	if a := testing.AllocsPerRun(20, func() {
+		for range 20 { // past a chunk's end: one whose rest it outgrows
+			out, _ = w.encodeSyslog(&rec, d)
+		}
+		w.out.recycle(&w.arena, &w.evEnc.arena) // as Run does once they are delivered
+	}); a != 0 {
+		t.Errorf("%v allocations for 20 records, want 0", a)
+	}
+	if len(out.Value) < 9000 {
+		t.Fatalf("enriched record of %d bytes", len(out.Value))
+	}
+}
+
+// BenchmarkEnrichSyslogLongLine is benchEnrich's path for the corpus's
+// 9 KB line alone, whose enriched record is past the arena's 2 KiB start.
+func BenchmarkEnrichSyslogLongLine(b *testing.B) {
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier(), WithEventRules(0, DefaultFlapThreshold, DefaultFlapWindow))
+	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false) // as Run makes it
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
+	recs := slices.Repeat([]broker.Record{receivedRecord(&p, "<13>"+strings.Repeat("A", 9000))}, 100)
+	var enriched, events []outRecord
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += len(recs) {
+		enriched, events = w.enrichSyslogBatch(recs[:min(len(recs), b.N-i)], enriched[:0], events[:0])
+		w.out.recycle(&w.arena, &w.evEnc.arena) // as Run does once they are delivered
+	}
+}
+
 // TestOutputsIntactWithChunkReuse: on the embedded log a worker reuses its
 // output chunks after each delivered batch; every enriched record of many
 // batches is still whole and is its own input's.
