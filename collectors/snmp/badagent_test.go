@@ -309,4 +309,9 @@ func TestLateDuplicateThenOutageIsATimeout(t *testing.T) {
 		t.Errorf("counted timeout %v times, error %v times; want timeout once", n,
 			testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultError)))
 	}
+	// The duplicate left by the first poll's last request; the ones of
+	// its earlier requests were read and dropped while it ran.
+	if n := testutil.ToFloat64(metrics.DroppedDatagrams.WithLabelValues(name, DropLate)); n != 1 {
+		t.Errorf("late answers counted %v, want 1", n)
+	}
 }

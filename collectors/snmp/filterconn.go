@@ -22,6 +22,10 @@ const (
 	// SNMPv3: a msgID (in the clear header, RFC 3412) that no try of the
 	// request under way carried.
 	DropMsgID = "unknown_msg_id"
+	// An answer that came after its request was done with (a request
+	// sent again, both tries answered; an answer after the timeout):
+	// waiting in the socket when the session's next poll began.
+	DropLate = "late"
 )
 
 // filterConn is the UDP socket of a gosnmp session, which it reads and

@@ -109,7 +109,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "reason"}),
 		DroppedDatagrams: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_snmp_datagrams_dropped_total",
-			Help: "Datagrams read from an agent's socket that were not taken as an answer, by reason (malformed: not an SNMP message; wrong_version; unknown_request_id, unknown_msg_id: no try of the request under way carried that ID, 0 included).",
+			Help: "Datagrams read from an agent's socket that were not taken as an answer, by reason (malformed: not an SNMP message; wrong_version; unknown_request_id, unknown_msg_id: no try of the request under way carried that ID, 0 included; late: an answer waiting in the socket when the session's next poll began).",
 		}, []string{"target", "reason"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",

@@ -1220,7 +1220,11 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// sent again, both tries answered), which gosnmp would read first.
 	// Counted unmatched, with an agent down since, they made its timeout
 	// read as an agent answering with other request IDs.
-	dropStale(s.Conn)
+	if n := dropStale(s.Conn); n > 0 && fc != nil && fc.dropped != nil {
+		for range n {
+			fc.dropped(DropLate)
+		}
+	}
 	defer func() {
 		s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil
 		if fc != nil {
