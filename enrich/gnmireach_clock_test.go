@@ -1,0 +1,94 @@
+package enrich
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestGNMIStateReadBackLeavesTheWindowsState: the states the warm-up's
+// read back finds past the window do not take the place of the window's,
+// whatever the device's clock said, and among themselves are taken as a
+// worker that ran all along took them, in log order by its clock then.
+// Each case is spine1's Ethernet1: the window's records, then the read
+// back's (each at its log time, stamped by the device), then a live UP or
+// DOWN, which is the change a worker that ran all along saw. Before, a
+// read back state stamped ahead (a device clock a day ahead, set right
+// since) took the window's place, a resync delete stamped by weir's clock
+// marked deleted the window's state of a device whose clock is behind,
+// and a state after the clock was set right did not take the place of one
+// stamped ahead before: no event.
+func TestGNMIStateReadBackLeavesTheWindowsState(t *testing.T) {
+	const iface = "/interfaces/interface[name=Ethernet1]/state"
+	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	// oper is Ethernet1's oper-status v stamped at by the device, in the
+	// log at logAt.
+	oper := func(at, logAt time.Time, v string) []broker.Record {
+		return gnmiRecords(t, gnmiNotification(t, at, iface, map[string]any{"oper-status": v}), logAt)
+	}
+	del := func(at, logAt time.Time) []broker.Record {
+		return gnmiRecords(t, &gpb.Notification{Timestamp: at.UnixNano(),
+			Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet1]")}}, logAt)
+	}
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name           string
+		window, before []broker.Record
+		live           []broker.Record
+		want           string
+	}{
+		{"a read back state stamped ahead",
+			oper(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "DOWN"),
+			oper(now.Add(day), now.Add(-3*day), "UP"),
+			oper(now, now, "UP"), "interface_up"},
+		{"a resync delete after a device clock behind",
+			oper(now.Add(-time.Hour), now.Add(-5*time.Minute), "UP"),
+			del(now.Add(-20*time.Minute), now.Add(-20*time.Minute)),
+			oper(now.Add(-55*time.Minute), now, "DOWN"), "interface_down"},
+		{"a device clock set back within the read back",
+			nil,
+			append(oper(now.Add(day), now.Add(-3*day), "UP"), oper(now.Add(-2*day), now.Add(-2*day), "DOWN")...),
+			oper(now, now, "UP"), "interface_up"},
+	} {
+		inv, _ := ParseInventory([]byte(testInventory))
+		// A worker that ran all along: the records in log order, each
+		// enriched when it came.
+		all := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+		var ran []string
+		for _, r := range slices.Concat(tc.before, tc.window, tc.live) {
+			all.rates.setNow(r.Timestamp)
+			evs, _ := all.enrich(&r)
+			if r.Timestamp.Equal(now) {
+				for _, ev := range evs {
+					ran = append(ran, ev.Type)
+				}
+			}
+		}
+		if !slices.Equal(ran, []string{tc.want}) {
+			t.Fatalf("%s: a worker that ran all along: live events %q, want %s", tc.name, ran, tc.want)
+		}
+		w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+		w.rates.setNow(now)
+		for _, r := range tc.window {
+			w.warm(&r, now)
+		}
+		for _, r := range tc.before {
+			w.warmOlder(&r, now)
+		}
+		var got []string
+		for _, r := range tc.live {
+			evs, _ := w.enrich(&r)
+			for _, ev := range evs {
+				got = append(got, ev.Type)
+			}
+		}
+		if !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("%s: live events %q, want %s", tc.name, got, tc.want)
+		}
+	}
+}
