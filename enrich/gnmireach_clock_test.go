@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -89,6 +90,47 @@ func TestGNMIStateReadBackLeavesTheWindowsState(t *testing.T) {
 		}
 		if !slices.Equal(got, []string{tc.want}) {
 			t.Errorf("%s: live events %q, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestQuietStatePicksWhatEnrichmentReads: the read back's look for state
+// records picks each record enrichment reads as an on_change state or its
+// delete, also as JSON another producer to raw.gnmi writes it (spaced, a
+// key escaped), and no counters. Before, it looked for {"deleted" and
+// -stat as the collector writes them, and missed the others.
+func TestQuietStatePicksWhatEnrichmentReads(t *testing.T) {
+	now := time.Now()
+	st := gnmiOper(t, now, "Ethernet1", "UP")[0]
+	dl := gnmiRecords(t, &gpb.Notification{Timestamp: now.UnixNano(),
+		Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet1]")}}, now)[0]
+	replace := func(v []byte, old, new string) []byte { return bytes.ReplaceAll(v, []byte(old), []byte(new)) }
+	var dec telemetry.Decoder
+	var p telemetry.Point
+	for _, tc := range []struct {
+		v    []byte
+		want bool
+	}{
+		{st.Value, true},
+		{dl.Value, true},
+		{replace(st.Value, "oper-status", `oper\u002dstatus`), true},
+		{replace(dl.Value, `{"deleted":true}`, `{ "deleted": true }`), true},
+		{replace(dl.Value, `"deleted"`, `"del\u0065ted"`), true},
+		{replace(dl.Value, `{"deleted":true}`, "{\n  \"deleted\": true\n}"), true},
+		{gnmiCounters(t, now, "Ethernet1", 1000)[0].Value, false},
+	} {
+		if err := dec.DecodePoint(tc.v, &p); err != nil {
+			t.Fatalf("%s: %v", tc.v, err)
+		}
+		_, state := openConfigState(&p)
+		_, del := openConfigDelete(&p)
+		if (state || del) != tc.want {
+			t.Fatalf("%s: enrichment reads a state %v or delete %v, want %v", tc.v, state, del, tc.want)
+		}
+		r := st
+		r.Value = tc.v
+		if got := quietState(&dec, &p, &r); got != tc.want {
+			t.Errorf("%s: picked %v, want %v", tc.v, got, tc.want)
 		}
 	}
 }
