@@ -134,3 +134,31 @@ func TestQuietStatePicksWhatEnrichmentReads(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQuietStatePicksWhatEnrichmentReads: whatever the bytes, a record
+// that decodes as an on_change state or its delete is picked by the read
+// back's look for them.
+func FuzzQuietStatePicksWhatEnrichmentReads(f *testing.F) {
+	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	t := &testing.T{}
+	f.Add(gnmiOper(t, now, "Ethernet1", "UP")[0].Value)
+	f.Add(gnmiRecords(t, &gpb.Notification{Timestamp: now.UnixNano(),
+		Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet1]")}}, now)[0].Value)
+	f.Add(gnmiCounters(t, now, "Ethernet1", 1000)[0].Value)
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var dec telemetry.Decoder
+		var p telemetry.Point
+		if dec.DecodePoint(v, &p) != nil || p.Device == "" {
+			return
+		}
+		ch, state := openConfigState(&p)
+		_, del := openConfigDelete(&p)
+		if !(state && ch.object != "" || del) {
+			return
+		}
+		r := broker.Record{Value: v}
+		if !quietState(&dec, &p, &r) {
+			t.Errorf("%q: read as a state %v or a delete %v, not picked", v, state, del)
+		}
+	})
+}
