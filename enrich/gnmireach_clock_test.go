@@ -23,7 +23,8 @@ import (
 // since) took the window's place, a resync delete stamped by weir's clock
 // marked deleted the window's state of a device whose clock is behind,
 // and a state after the clock was set right did not take the place of one
-// stamped ahead before: no event.
+// stamped ahead before: no event. Nor does a state the worker kept from
+// before it lost the partition stay, when the read back has a newer one.
 func TestGNMIStateReadBackLeavesTheWindowsState(t *testing.T) {
 	const iface = "/interfaces/interface[name=Ethernet1]/state"
 	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
@@ -42,26 +43,34 @@ func TestGNMIStateReadBackLeavesTheWindowsState(t *testing.T) {
 		window, before []broker.Record
 		live           []broker.Record
 		want           string
+		// stale are what the worker enriched live before it lost the
+		// partition, which it now takes back.
+		stale []broker.Record
 	}{
 		{"a read back state stamped ahead",
 			oper(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "DOWN"),
 			oper(now.Add(day), now.Add(-3*day), "UP"),
-			oper(now, now, "UP"), "interface_up"},
+			oper(now, now, "UP"), "interface_up", nil},
 		{"a resync delete after a device clock behind",
 			oper(now.Add(-time.Hour), now.Add(-5*time.Minute), "UP"),
 			del(now.Add(-20*time.Minute), now.Add(-20*time.Minute)),
-			oper(now.Add(-55*time.Minute), now, "DOWN"), "interface_down"},
+			oper(now.Add(-55*time.Minute), now, "DOWN"), "interface_down", nil},
 		{"a device clock set back within the read back",
 			nil,
 			append(oper(now.Add(day), now.Add(-3*day), "UP"), oper(now.Add(-2*day), now.Add(-2*day), "DOWN")...),
-			oper(now, now, "UP"), "interface_up"},
+			oper(now, now, "UP"), "interface_up", nil},
+		{"a state the worker kept from before it lost the partition",
+			nil,
+			oper(now.Add(-2*time.Hour), now.Add(-2*time.Hour), "DOWN"),
+			oper(now, now, "UP"), "interface_up",
+			oper(now.Add(-3*time.Hour), now.Add(-3*time.Hour), "UP")},
 	} {
 		inv, _ := ParseInventory([]byte(testInventory))
 		// A worker that ran all along: the records in log order, each
 		// enriched when it came.
 		all := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
 		var ran []string
-		for _, r := range slices.Concat(tc.before, tc.window, tc.live) {
+		for _, r := range slices.Concat(tc.stale, tc.before, tc.window, tc.live) {
 			all.rates.setNow(r.Timestamp)
 			evs, _ := all.enrich(&r)
 			if r.Timestamp.Equal(now) {
@@ -74,6 +83,10 @@ func TestGNMIStateReadBackLeavesTheWindowsState(t *testing.T) {
 			t.Fatalf("%s: a worker that ran all along: live events %q, want %s", tc.name, ran, tc.want)
 		}
 		w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+		for _, r := range tc.stale {
+			w.rates.setNow(r.Timestamp)
+			w.enrich(&r)
+		}
 		w.rates.setNow(now)
 		for _, r := range tc.window {
 			w.warm(&r, now)
