@@ -605,7 +605,7 @@ func (c *Config) quietStateWarnings(t GNMITarget) []string {
 			if s.HeartbeatInterval > 0 {
 				how = "a heartbeat_interval over the warm-up's " + window.String()
 			}
-			out = append(out, fmt.Sprintf("gnmi target %q: subscription %q sends %s only when it changes (stream_mode %s, %s): a restart of weir finds its last value before the warm-up's %s by reading back up to a week or 4 million records of its raw.gnmi partition, so its first change after a restart and a longer calm raises no event; give it a heartbeat_interval of at most %s (the shipped config's is 60s)",
+			out = append(out, fmt.Sprintf("gnmi target %q: subscription %q sends %s only when it changes (stream_mode %s, %s): a restart of weir finds its last value before the warm-up's %s by reading back up to a week or 4 million records of its raw.gnmi partition, and after a calm longer than that its first change after a restart raises no event; give it a heartbeat_interval of at most %s (the shipped config's is 60s)",
 				t.Name, name, leaf[len(leaf)-1], mode, how, window, window))
 			break
 		}

@@ -104,7 +104,7 @@ func (w *MetricsWorker) noteSpeed(p *telemetry.Point, target string, at time.Tim
 		return
 	}
 	key := speedKey(target, name)
-	if prev, ok := w.state[key]; ok && !w.newer(at, prev.v.at) {
+	if prev, ok := w.state[key]; ok && !w.newer(at, prev) {
 		return
 	}
 	w.putState(key, stateSample{v: int64(mbps), at: at})
@@ -161,7 +161,7 @@ func (w *MetricsWorker) deletedSpeed(p *telemetry.Point, target string, at time.
 		return
 	}
 	gone := func(key stateKey) {
-		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+		if prev, ok := w.state[key]; ok && w.newer(at, prev) {
 			w.deleteState(key)
 		}
 	}

@@ -239,6 +239,7 @@ func (w *MetricsWorker) putState(key stateKey, s stateSample) {
 	// Put first, taken back if new and past the bounds: one map access
 	// for the usual put of a known key, not two.
 	n0 := len(w.state)
+	s.older = w.olderWarm
 	w.state[key] = seen[stateSample]{s, w.seenNow()}
 	if len(w.state) == n0 {
 		return
@@ -766,7 +767,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// reachability is no longer known. An outage it was in ends
 			// with a cleared event (which resolves its alert) instead of
 			// standing for good; polled again, its first poll is a first.
-			if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+			if prev, ok := w.state[key]; ok && w.newer(at, prev) {
 				w.deleteState(key)
 				if prev.v.v == 0 {
 					msg = "SNMP target taken out of the config (removed): its reachability is no longer polled"
@@ -781,7 +782,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			if w.warming && p.Measurement == telemetry.MeasurementSNMPStatus {
 				w.noteWarmPoll(target, r.Key, up == 1)
 			}
-			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+			if prev, ok := w.state[key]; !ok || w.newer(at, prev) {
 				w.putState(key, stateSample{v: up, at: at})
 				_, kept := w.state[key]
 				if p.Measurement == gnmiStatus {
@@ -850,7 +851,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// ifIndex tells them apart, with the name, so a port
 				// renumbered after a reboot is not another's change.
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
-				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+				if prev, ok := w.state[key]; !ok || w.newer(at, prev) {
 					typ := stateType("interface", oper == stateUp)
 					msg = ifOperStatusMessage(st)
 					reports := w.det.reports.Load()
@@ -895,7 +896,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// and its changes as leaves (interfaces_interface_state), one
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
-		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+		if prev, ok := w.state[key]; !ok || w.newer(at, prev) {
 			// Deleted since (see forgetDeleted), the object is new: its
 			// first state is a baseline. Unless it was deleted by this
 			// very notification (the same time), which replaced it.
@@ -1002,16 +1003,32 @@ type stateSample struct {
 	// warm says a warm-up took the sample: the process before a restart
 	// (or the partition's previous owner) judged it live.
 	warm bool
+	// older says a reach back took it (warmOlder): older than the
+	// window's, it is the only kind a reach back's sample replaces.
+	older bool
 }
 
 // newer reports whether a sample of time at is to be taken over the last
-// one of a state, of time last: not older (an older one is a poll
-// produced again, or another poller's crossing at a handover: its status
-// is of the past, and flipping the state back would raise a change and
-// its reverse). Nor an older one after a last stamped ahead of weir's
-// clock, which a device clock set back left (see stampedAhead).
-func (w *MetricsWorker) newer(at, last time.Time) bool {
-	return !at.Before(last) || !w.olderWarm && stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
+// one of a state, prev: not older (an older one is a poll produced again,
+// or another poller's crossing at a handover: its status is of the past,
+// and flipping the state back would raise a change and its reverse). Nor
+// an older one after a last stamped ahead of weir's clock, which a device
+// clock set back left (see stampedAhead). A reach back's sample (olderWarm)
+// takes the place of another reach back's, or of one seen before its
+// record's time (kept from before the worker lost the partition), alone,
+// as a worker that ran all along took it, by that worker's clock then
+// (olderSeen): the window's are newer in the log whatever their times say
+// (a device clock ahead then and set right since; a resync delete stamped
+// by weir's clock, the updates by a device's behind it).
+func (w *MetricsWorker) newer(at time.Time, prev seen[stateSample]) bool {
+	now := w.rates.now
+	if w.olderWarm {
+		if !prev.v.older && prev.seen >= w.olderSeen {
+			return false
+		}
+		now = w.olderSeen
+	}
+	return !at.Before(prev.v.at) || stampedAhead(prev.v.at, now) && !stampedAhead(at, now)
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a
@@ -1377,7 +1394,7 @@ func openConfigDelete(p *telemetry.Point) (stateDelete, bool) {
 // state judged against them.
 func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time, device string, detectedAt time.Time) {
 	mark := func(key stateKey) {
-		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+		if prev, ok := w.state[key]; ok && w.newer(at, prev) {
 			// The state's own time stays: a target may stamp its
 			// deletes by another clock than its updates.
 			prev.v.deleted, prev.seen = at, w.seenNow()
