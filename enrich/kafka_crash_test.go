@@ -219,9 +219,7 @@ func killOnKafka(t *testing.T, seeds []string, kind string, total int, progress 
 		cmd.Wait()
 	}
 	// The kills spread over the stream whatever the speed: each at a
-	// random point of the next share of what is left, a share kept
-	// past the last (a kill comes up to 20 ms after its target, and on a
-	// short stream the last share's batches could all commit by then).
+	// random point of the next share of what is left.
 	const kills = 12
 	midway := 0
 	var steps []int
@@ -230,7 +228,7 @@ func killOnKafka(t *testing.T, seeds []string, kind string, total int, progress 
 		if before >= total {
 			break // done: a process started now would be killed idle
 		}
-		share := max((total-before)/(kills-i+2), 1)
+		share := max((total-before)/(kills-i+1), 1)
 		run(before+1+rand.IntN(share), 10*time.Second)
 		n := progress()
 		steps = append(steps, n)
