@@ -46,15 +46,13 @@ func TestCrossPathExactlyOnceUnderKillOnKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const links = 3000
+	const links = 6000
 	var lines, traps []broker.Record
 	for i := range links {
 		line, trap := linkDown(t, i)
 		lines, traps = append(lines, line), append(traps, trap)
 	}
 	// A thousand links at a time, the line or the trap first by turns.
-	// (3,000 in all, not 6,000: as many kills land mid-stream, for a
-	// third of the CPU under -race.)
 	for from := 0; from < links; from += 1000 {
 		first, second := inputs[0], inputs[1]
 		a, c := lines[from:from+1000], traps[from:from+1000]
