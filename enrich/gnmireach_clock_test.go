@@ -153,7 +153,7 @@ func TestQuietStatePicksWhatEnrichmentReads(t *testing.T) {
 // back's look for them.
 func FuzzQuietStatePicksWhatEnrichmentReads(f *testing.F) {
 	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	t := &testing.T{}
+	t := testing.TB(f)
 	f.Add(gnmiOper(t, now, "Ethernet1", "UP")[0].Value)
 	f.Add(gnmiRecords(t, &gpb.Notification{Timestamp: now.UnixNano(),
 		Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet1]")}}, now)[0].Value)

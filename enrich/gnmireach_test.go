@@ -19,7 +19,7 @@ import (
 
 // gnmiRecords are the raw.gnmi records the collector publishes for
 // spine1's notification n received at at.
-func gnmiRecords(t *testing.T, n *gpb.Notification, at time.Time) []broker.Record {
+func gnmiRecords(t testing.TB, n *gpb.Notification, at time.Time) []broker.Record {
 	t.Helper()
 	var recs []broker.Record
 	for _, m := range gnmi.Flatten("spine1", n, at) {
@@ -34,7 +34,7 @@ func gnmiRecords(t *testing.T, n *gpb.Notification, at time.Time) []broker.Recor
 
 // gnmiNotification is an update of spine1 at at: the leaves of prefix,
 // leaf by leaf (strings, or uint64 counters).
-func gnmiNotification(t *testing.T, at time.Time, prefix string, leaves map[string]any) *gpb.Notification {
+func gnmiNotification(t testing.TB, at time.Time, prefix string, leaves map[string]any) *gpb.Notification {
 	t.Helper()
 	p, err := gnmi.ParsePath(prefix, "")
 	if err != nil {
@@ -62,12 +62,12 @@ func gnmiNotification(t *testing.T, at time.Time, prefix string, leaves map[stri
 }
 
 // gnmiOper is spine1's on_change oper-status v of iface at at.
-func gnmiOper(t *testing.T, at time.Time, iface, v string) []broker.Record {
+func gnmiOper(t testing.TB, at time.Time, iface, v string) []broker.Record {
 	return gnmiRecords(t, gnmiNotification(t, at, "/interfaces/interface[name="+iface+"]/state", map[string]any{"oper-status": v}), at)
 }
 
 // gnmiCounters is a sample of iface's in-octets at at.
-func gnmiCounters(t *testing.T, at time.Time, iface string, octets uint64) []broker.Record {
+func gnmiCounters(t testing.TB, at time.Time, iface string, octets uint64) []broker.Record {
 	return gnmiRecords(t, gnmiNotification(t, at, "/interfaces/interface[name="+iface+"]/state/counters", map[string]any{"in-octets": octets}), at)
 }
 
@@ -153,7 +153,7 @@ func TestGNMIRestartAfterALongCalm(t *testing.T) {
 	}
 }
 
-func mustPath(t *testing.T, s string) *gpb.Path {
+func mustPath(t testing.TB, s string) *gpb.Path {
 	t.Helper()
 	p, err := gnmi.ParsePath(s, "")
 	if err != nil {
@@ -280,12 +280,11 @@ func BenchmarkReachBackGNMIStates(b *testing.B) {
 	defer br.Close()
 	const n = 1 << 20
 	windowStart := time.Now().Add(-time.Hour)
-	t := &testing.T{}
-	counters := gnmiCounters(t, windowStart, "Ethernet1", 1<<40)[0].Value
+	counters := gnmiCounters(b, windowStart, "Ethernet1", 1<<40)[0].Value
 	counters = append(counters[:len(counters)-1:len(counters)-1], []byte(`,"pad":"`+strings.Repeat("x", max(0, 300-len(counters)-10))+`"}`)...)
 	var states [10][]byte
 	for i := range states {
-		states[i] = gnmiOper(t, windowStart, "Ethernet"+strconv.Itoa(i), "UP")[0].Value
+		states[i] = gnmiOper(b, windowStart, "Ethernet"+strconv.Itoa(i), "UP")[0].Value
 	}
 	recs := make([]broker.Record, 0, 1<<14)
 	for i := range n {

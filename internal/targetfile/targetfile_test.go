@@ -1,7 +1,6 @@
 package targetfile
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 func identity(s string) string { return s }
@@ -81,7 +82,7 @@ func TestRunSavesAgainAfterAFailedSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(blocker, "targets.json")
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	k := New(path, func() []string { return []string{"a"} }, identity, slog.New(slog.NewTextHandler(&logs, nil)), "test")
 	k.Save()
 	k.Save()
@@ -116,21 +117,4 @@ func TestNoPathKeepsNothing(t *testing.T) {
 	if called {
 		t.Fatal("a keeper with no file read the targets")
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
