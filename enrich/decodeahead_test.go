@@ -150,3 +150,47 @@ func TestDecodeAheadMemoryIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeSyslog is the decode-ahead goroutine's work per record
+// on the end-to-end figure's mix (internal/enrichbench): the record
+// decoded (log) and also classified and named (record), which the figure's
+// profile found heavier than the worker's goroutine.
+func BenchmarkDecodeSyslog(b *testing.B) {
+	var p syslog.Parser
+	lines := loadCorpus(b)
+	const n, devices = 20_000, 1000
+	recs := make([]broker.Record, n)
+	for i := range recs {
+		var l telemetry.Log
+		p.ParseCopy([]byte(lines[i%len(lines)].Raw), &l)
+		l.Device = fmt.Sprintf("dev%04d", i%devices)
+		l.SourceAddr, l.Listener = fmt.Sprintf("10.1.%d.%d:514", i%devices/250, i%250), "udp"
+		l.ReceivedAt = time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+		recs[i] = broker.Record{Topic: telemetry.TopicRawSyslog, Key: []byte(l.Device), Value: l.AppendJSON(nil)}
+	}
+	b.Run("log", func(b *testing.B) {
+		var l telemetry.Log
+		var t time.Time
+		b.ReportAllocs()
+		cpu := processCPU()
+		for i := 0; b.Loop(); i++ {
+			if _, err := telemetry.DecodeLogLayoutShared(recs[i%n].Value, &l, &t); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+	b.Run("record", func(b *testing.B) {
+		inv, _ := ParseInventory([]byte(testInventory))
+		w := NewWorker(nil, inv, NewClassifier())
+		var d decodedSyslog
+		b.ReportAllocs()
+		cpu := processCPU()
+		for i := 0; b.Loop(); i++ {
+			if w.decodeSyslogInto(&recs[i%n], &d); d.err != nil {
+				b.Fatal(d.err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+}
