@@ -171,10 +171,11 @@ func BenchmarkDecodeSyslog(b *testing.B) {
 	b.Run("log", func(b *testing.B) {
 		var l telemetry.Log
 		var t time.Time
+		var buf []byte
 		b.ReportAllocs()
 		cpu := processCPU()
 		for i := 0; b.Loop(); i++ {
-			if _, err := telemetry.DecodeLogLayoutShared(recs[i%n].Value, &l, &t); err != nil {
+			if _, err := telemetry.DecodeLogLayoutShared(recs[i%n].Value, &l, &t, &buf); err != nil {
 				b.Fatal(err)
 			}
 		}
