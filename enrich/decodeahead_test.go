@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,29 @@ func BenchmarkDecodeSyslog(b *testing.B) {
 		}
 		reportCPU(b, cpu)
 	})
+}
+
+// TestSlotKeepsNoLongLinesRoom: a slot keeps the room it unescaped a
+// record's strings in for the next record, but not a long line's, which
+// each of a decodeAhead's thousand slots would keep.
+func TestSlotKeepsNoLongLinesRoom(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	var d decodedSyslog
+	decode := func(msg string) {
+		l := telemetry.Log{V: 1, Device: "fw1", Format: "malformed", Facility: 23, Severity: 5, Message: msg, Raw: msg}
+		w.decodeSyslogInto(&broker.Record{Value: l.AppendJSON(nil)}, &d)
+		if d.err != nil || d.log.Message != msg {
+			t.Fatalf("decoded %q, %v", d.log.Message, d.err)
+		}
+	}
+	decode(`user="admin" action="login"`)
+	if cap(d.unescaped) == 0 {
+		t.Fatal("unescaped strings not in the slot's room")
+	}
+	decode(strings.Repeat(`k="v" `, 2000))
+	decode(`user="admin"`)
+	if cap(d.unescaped) > maxKeptUnescaped {
+		t.Errorf("slot keeps %d bytes of room", cap(d.unescaped))
+	}
 }

@@ -580,6 +580,11 @@ func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record
 	return out, w.syslogEvent(r, d)
 }
 
+// maxKeptUnescaped bounds the room for unescaped strings a decodedSyslog
+// keeps from record to record: the corpus's lines need a few hundred
+// bytes, and a decodeAhead has up to 1,024 slots.
+const maxKeptUnescaped = 4 << 10
+
 // decodedSyslog is a raw.syslog record decoded and classified, with its
 // device's inventory tags: what encodeSyslog and syslogEvent need.
 type decodedSyslog struct {
@@ -587,7 +592,8 @@ type decodedSyslog struct {
 	sev  int       // what log.MnemonicSeverity points to
 	time time.Time // what log.Time points to
 	// unescaped holds the log's strings that had escapes, kept for the
-	// next record (telemetry.DecodeLogLayoutShared).
+	// next record (telemetry.DecodeLogLayoutShared) up to
+	// maxKeptUnescaped.
 	unescaped []byte
 	fields    map[string]string // what log.Fields is, when the message has any; kept for the next record
 	layout    telemetry.LogLayout
@@ -637,7 +643,11 @@ func (w *Worker) noteDecoded(r *broker.Record, d *decodedSyslog) bool {
 // and the targets, each swapped whole by a reload), so a decodeAhead can
 // run it on a goroutine of its own.
 func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
-	*d = decodedSyslog{fields: d.fields, unescaped: d.unescaped}
+	unescaped := d.unescaped
+	if cap(unescaped) > maxKeptUnescaped {
+		unescaped = nil // a long line's: not kept by each of a thousand slots
+	}
+	*d = decodedSyslog{fields: d.fields, unescaped: unescaped}
 	e := &d.log
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
@@ -837,5 +847,9 @@ func (w *Worker) warmFetched() {
 // releaseDecoded empties d but for its fields map.
 func releaseDecoded(d *decodedSyslog) {
 	clear(d.fields)
-	*d = decodedSyslog{fields: d.fields, unescaped: d.unescaped}
+	unescaped := d.unescaped
+	if cap(unescaped) > maxKeptUnescaped {
+		unescaped = nil // a long line's: not kept by each of a thousand slots
+	}
+	*d = decodedSyslog{fields: d.fields, unescaped: unescaped}
 }
