@@ -17,7 +17,8 @@ const decodeAheadRecords = 128
 // decoded that the worker has not begun: with the unit the worker is in
 // and those being decoded, the slots are decodeAheadUnits+2 blocks of
 // decodeAheadRecords for one goroutine (1,024 slots, about 1 MiB with
-// their maps) and 9 blocks for two (see decodeAhead.ends), whatever the
+// their maps, at most 4 MiB more of unescaped strings: maxKeptUnescaped)
+// and 9 blocks for two (see decodeAhead.ends), whatever the
 // poll's count of records. 192 KiB ahead is more than one goroutine, the
 // slower of it and the worker's, gets.
 const decodeAheadUnits = 6

@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +149,75 @@ func TestDecodeAheadMemoryIsBounded(t *testing.T) {
 		if n := len(a.slots); n > 1<<12 {
 			t.Errorf("%d goroutines: %d slots kept for a poll of %d records: want at most %d", goroutines, n, len(recs), 1<<12)
 		}
+	}
+}
+
+// BenchmarkDecodeSyslog is the decode-ahead goroutine's work per record
+// on the end-to-end figure's mix (internal/enrichbench): the record
+// decoded (log) and also classified and named (record), which the figure's
+// profile found heavier than the worker's goroutine.
+func BenchmarkDecodeSyslog(b *testing.B) {
+	var p syslog.Parser
+	lines := loadCorpus(b)
+	const n, devices = 20_000, 1000
+	recs := make([]broker.Record, n)
+	for i := range recs {
+		var l telemetry.Log
+		p.ParseCopy([]byte(lines[i%len(lines)].Raw), &l)
+		l.Device = fmt.Sprintf("dev%04d", i%devices)
+		l.SourceAddr, l.Listener = fmt.Sprintf("10.1.%d.%d:514", i%devices/250, i%250), "udp"
+		l.ReceivedAt = time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+		recs[i] = broker.Record{Topic: telemetry.TopicRawSyslog, Key: []byte(l.Device), Value: l.AppendJSON(nil)}
+	}
+	b.Run("log", func(b *testing.B) {
+		var l telemetry.Log
+		var t time.Time
+		var buf []byte
+		b.ReportAllocs()
+		cpu := processCPU()
+		for i := 0; b.Loop(); i++ {
+			if _, err := telemetry.DecodeLogLayoutShared(recs[i%n].Value, &l, &t, &buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+	b.Run("record", func(b *testing.B) {
+		inv, _ := ParseInventory([]byte(testInventory))
+		w := NewWorker(nil, inv, NewClassifier())
+		var d decodedSyslog
+		b.ReportAllocs()
+		cpu := processCPU()
+		for i := 0; b.Loop(); i++ {
+			if w.decodeSyslogInto(&recs[i%n], &d); d.err != nil {
+				b.Fatal(d.err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+}
+
+// TestSlotKeepsNoLongLinesRoom: a slot keeps the room it unescaped a
+// record's strings in for the next record, but not a long line's, which
+// each of a decodeAhead's thousand slots would keep.
+func TestSlotKeepsNoLongLinesRoom(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	var d decodedSyslog
+	decode := func(msg string) {
+		l := telemetry.Log{V: 1, Device: "fw1", Format: "malformed", Facility: 23, Severity: 5, Message: msg, Raw: msg}
+		w.decodeSyslogInto(&broker.Record{Value: l.AppendJSON(nil)}, &d)
+		if d.err != nil || d.log.Message != msg {
+			t.Fatalf("decoded %q, %v", d.log.Message, d.err)
+		}
+	}
+	decode(`user="admin" action="login"`)
+	if cap(d.unescaped) == 0 {
+		t.Fatal("unescaped strings not in the slot's room")
+	}
+	decode(strings.Repeat(`k="v" `, 2000))
+	decode(`user="admin"`)
+	if cap(d.unescaped) > maxKeptUnescaped {
+		t.Errorf("slot keeps %d bytes of room", cap(d.unescaped))
 	}
 }

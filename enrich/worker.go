@@ -580,15 +580,24 @@ func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record
 	return out, w.syslogEvent(r, d)
 }
 
+// maxKeptUnescaped bounds the room for unescaped strings a decodedSyslog
+// keeps from record to record: the corpus's lines need a few hundred
+// bytes, and a decodeAhead has up to 1,024 slots.
+const maxKeptUnescaped = 4 << 10
+
 // decodedSyslog is a raw.syslog record decoded and classified, with its
 // device's inventory tags: what encodeSyslog and syslogEvent need.
 type decodedSyslog struct {
-	log    telemetry.EnrichedLog
-	sev    int               // what log.MnemonicSeverity points to
-	time   time.Time         // what log.Time points to
-	fields map[string]string // what log.Fields is, when the message has any; kept for the next record
-	layout telemetry.LogLayout
-	info   SyslogInfo
+	log  telemetry.EnrichedLog
+	sev  int       // what log.MnemonicSeverity points to
+	time time.Time // what log.Time points to
+	// unescaped holds the log's strings that had escapes, kept for the
+	// next record (telemetry.DecodeLogLayoutShared) up to
+	// maxKeptUnescaped.
+	unescaped []byte
+	fields    map[string]string // what log.Fields is, when the message has any; kept for the next record
+	layout    telemetry.LogLayout
+	info      SyslogInfo
 	// The device's tags, and encoded for the record and for events: the
 	// record's are appended to its encoding, not put in the log's Tags.
 	tags                    map[string]string
@@ -634,11 +643,15 @@ func (w *Worker) noteDecoded(r *broker.Record, d *decodedSyslog) bool {
 // and the targets, each swapped whole by a reload), so a decodeAhead can
 // run it on a goroutine of its own.
 func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
-	*d = decodedSyslog{fields: d.fields}
+	unescaped := d.unescaped
+	if cap(unescaped) > maxKeptUnescaped {
+		unescaped = nil // a long line's: not kept by each of a thousand slots
+	}
+	*d = decodedSyslog{fields: d.fields, unescaped: unescaped}
 	e := &d.log
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
-	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log, &d.time)
+	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log, &d.time, &d.unescaped)
 	if err == nil {
 		err = checkVersion(e.V) // JSON, but not a weir syslog record
 	}
@@ -834,5 +847,9 @@ func (w *Worker) warmFetched() {
 // releaseDecoded empties d but for its fields map.
 func releaseDecoded(d *decodedSyslog) {
 	clear(d.fields)
-	*d = decodedSyslog{fields: d.fields}
+	unescaped := d.unescaped
+	if cap(unescaped) > maxKeptUnescaped {
+		unescaped = nil // a long line's: not kept by each of a thousand slots
+	}
+	*d = decodedSyslog{fields: d.fields, unescaped: unescaped}
 }

@@ -26,7 +26,8 @@ func TestDecodeLogWithoutPRIKeys(t *testing.T) {
 			"DecodeLogLayout": DecodeLogLayout,
 			"DecodeLogLayoutShared": func(data []byte, l *Log) (LogLayout, error) {
 				var slot time.Time
-				return DecodeLogLayoutShared(data, l, &slot)
+				var buf []byte
+				return DecodeLogLayoutShared(data, l, &slot, &buf)
 			},
 		} {
 			var l Log
@@ -57,5 +58,29 @@ func TestCopyableNeedsPRIKeys(t *testing.T) {
 		if lay, err := DecodeLogLayout([]byte(v), &l); err != nil || lay.Copyable {
 			t.Errorf("%s: copyable %v, %v; want it encoded again", v, lay.Copyable, err)
 		}
+	}
+}
+
+// TestDecodeSharedUnescapesIntoBuf: a record's strings with escapes, in
+// its message, raw line and structured data, are unescaped into the
+// buffer given, which a next record reuses: decoding allocates nothing
+// once it has grown.
+func TestDecodeSharedUnescapesIntoBuf(t *testing.T) {
+	data := []byte(`{"v":1,"device":"fw1","facility":23,"severity":5,"message":"devname=\"fw1\" user=\"admin\" caf\u00e9",` +
+		`"raw":"<189>devname=\"fw1\" user=\"admin\" caf\u00e9\n"}`)
+	var l Log
+	var slot time.Time
+	var buf []byte
+	decode := func() {
+		if _, err := DecodeLogLayoutShared(data, &l, &slot, &buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decode()
+	if l.Message != `devname="fw1" user="admin" café` || l.Raw != "<189>"+l.Message+"\n" {
+		t.Fatalf("message %q, raw %q", l.Message, l.Raw)
+	}
+	if allocs := testing.AllocsPerRun(100, decode); allocs != 0 {
+		t.Errorf("%v allocations a record", allocs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -188,4 +189,49 @@ func TestAllDigitsEveryByte(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkUTCTime: utcTime gives what time.Parse gives, or leaves s to it.
+func checkUTCTime(t *testing.T, s string) {
+	got, ok := utcTime(s)
+	if !ok {
+		return
+	}
+	want, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || got != want {
+		t.Fatalf("utcTime(%q) = %v, time.Parse %v, %v", s, got, want, err)
+	}
+}
+
+// TestUTCTime: the days of months and leap years, the range of years and
+// fractions, and what utcTime must leave to time.Parse.
+func TestUTCTime(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-29T14:02:11.123Z", "2026-12-07T10:00:00Z", "2024-02-29T00:00:00Z", "2000-02-29T23:59:59Z",
+		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "1969-12-31T23:59:59.5Z", "1600-03-01T00:00:00Z",
+		"2026-01-31T01:02:03.000000001Z", "2026-04-30T12:00:00.12Z",
+	} {
+		if _, ok := utcTime(s); !ok {
+			t.Errorf("utcTime(%q) left to time.Parse", s)
+		}
+		checkUTCTime(t, s)
+	}
+	for _, s := range []string{
+		"2100-02-29T00:00:00Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+		"2026-00-01T00:00:00Z", "2026-01-00T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z",
+		"2026-01-01T00:00:60Z", "0000-01-01T00:00:00Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00,5Z",
+		"2026-01-01T00:00:00.1234567891Z", "2026-01-01T00:00:00+00:00", "2026-01-01t00:00:00Z",
+		"2026-01-01T00:00:00z", "+026-01-01T00:00:00Z", "2026-01-01T00:00:0aZ", "2026-1-01T00:00:00Z",
+	} {
+		if _, ok := utcTime(s); ok {
+			t.Errorf("utcTime(%q) ok", s)
+		}
+	}
+}
+
+func FuzzUTCTime(f *testing.F) {
+	f.Add("2026-11-29T14:02:11.123Z")
+	f.Add("2024-02-29T00:00:00Z")
+	f.Add("0001-01-01T00:00:00.000000001Z")
+	f.Fuzz(checkUTCTime)
 }
