@@ -113,6 +113,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		return nil
 	}
 	gate.checkInput(ctx, w.b, w.input)
+	gate.watch(func() broker.Consumer { return m.c })
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.evEnc.arena)
 	w.out.origins, w.out.events = w.det, w.topics.Events

@@ -50,11 +50,23 @@ const defaultGateWait = time.Minute
 
 // gateEmptyWait is how long a worker given no partition waits for some
 // before it counts as warm: on Kafka the first assignment comes after the
-// group's first rebalance (3 s later by default); on the embedded log a
-// worker whose input topic exists has none only when the group has more
-// members than partitions. A worker whose input topic does not exist yet
-// (checkInput) has nothing to warm up and does not wait.
+// group's first rebalance (3 s later by default), and the wait counts from
+// there (firstAssigner); on the embedded log a worker whose input topic
+// exists has none only when the group has more members than partitions. A
+// worker whose input topic does not exist yet (checkInput) has nothing to
+// warm up and does not wait.
 const gateEmptyWait = 5 * time.Second
+
+// firstAssigner is a consumer that tells when its group first gave it its
+// partitions, maybe none (a Kafka member, at the end of its first
+// rebalance). Counted from the worker's start, gateEmptyWait ran out
+// before a loaded machine's first rebalance ended: the worker counted as
+// warm given nothing, and the others judged live records before it read
+// back its partitions (on Kafka, after a kill, a trap published again as
+// the change its line had reported).
+type firstAssigner interface {
+	FirstAssigned() (time.Time, bool)
+}
 
 func newWarmGate(workers int, maxWait time.Duration) *warmGate {
 	g := &warmGate{maxWait: maxWait, joinLeft: workers, warmLeft: workers, readyLeft: workers,
@@ -96,6 +108,29 @@ type gateTicket struct {
 	warmed, readied bool
 	through         bool
 	noInput         bool // the input topic did not exist (checkInput)
+	// consumer is the worker's consumer now (see watch), or nil.
+	consumer func() broker.Consumer
+}
+
+// watch gives the ticket the worker's consumer, as it is at each call of
+// consumer (a member joins again with a new one): see firstAssigner.
+func (t *gateTicket) watch(consumer func() broker.Consumer) { t.consumer = consumer }
+
+// waitedEmpty reports whether a worker given nothing has waited
+// gateEmptyWait for partitions: from its group's first assignment when its
+// consumer tells (not before it), else from its start.
+func (t *gateTicket) waitedEmpty() bool {
+	from := t.joined
+	if t.consumer != nil {
+		if fa, ok := t.consumer().(firstAssigner); ok {
+			at, assigned := fa.FirstAssigned()
+			if !assigned {
+				return false // the others wait for it at most maxWait
+			}
+			from = at
+		}
+	}
+	return time.Since(from) >= gateEmptyWait
 }
 
 // gatePollWait is how long a worker's poll waits before it is through
@@ -140,7 +175,7 @@ func (t *gateTicket) awaitJoins(ctx context.Context) bool {
 // pass reports whether the worker may go on to the records it polled.
 // Before it is through, the worker calls it after each warm-up round,
 // saying whether it was given anything (partitions, or records): once it
-// was (or has waited gateEmptyWait for it), it counts as warm, waits for
+// was (or has waited gateEmptyWait for it, see waitedEmpty), it counts as warm, waits for
 // every worker to be warm, runs beforeReady (nil for none), counts as
 // ready and waits for every worker to be ready. false: ctx ended, or the
 // worker was given nothing yet and should poll again (it polled nothing:
@@ -149,7 +184,7 @@ func (t *gateTicket) pass(ctx context.Context, given bool, beforeReady func()) b
 	if t.through {
 		return true
 	}
-	if !given && !t.noInput && time.Since(t.joined) < gateEmptyWait {
+	if !given && !t.noInput && !t.waitedEmpty() {
 		return false
 	}
 	t.signalWarm()

@@ -350,6 +350,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return nil
 	}
 	gate.checkInput(ctx, w.b, w.topics.RawSyslog)
+	gate.watch(func() broker.Consumer { return m.c })
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
 	w.out.origins, w.out.events = w.det, w.topics.Events

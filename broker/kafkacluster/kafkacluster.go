@@ -922,6 +922,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 				b.pinEnds(ctx, cl, group, m)
 			}
 			c.updateAssigned(m, true)
+			c.noteAssigned()
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, _ map[string][]int32) { c.clearAssigned() }),
 	)
@@ -1031,8 +1032,11 @@ type consumer struct {
 	recs         []broker.Record
 	mu           sync.Mutex
 	assigned     []broker.TopicPartition
-	cancel       context.CancelFunc // the client's context
-	instanceID   string             // a static member's group.instance.id; "" for a dynamic one
+	// firstAssigned is when the group first gave the member its
+	// partitions (maybe none); zero before. With mu.
+	firstAssigned time.Time
+	cancel        context.CancelFunc // the client's context
+	instanceID    string             // a static member's group.instance.id; "" for a dynamic one
 	// resetToLatest: a partition without a commit is read from its end.
 	resetToLatest bool
 	// starts is what startOf last learned of each topic, with startsMu;
@@ -1073,6 +1077,26 @@ func (c *consumer) updateAssigned(m map[string][]int32, add bool) {
 			}
 		}
 	}
+}
+
+// noteAssigned notes the member's first assignment: franz-go calls
+// OnPartitionsAssigned at the end of each rebalance, also with nothing new
+// (or nothing at all) to give.
+func (c *consumer) noteAssigned() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.firstAssigned.IsZero() {
+		c.firstAssigned = time.Now()
+	}
+}
+
+// FirstAssigned tells when the group first gave the member its partitions,
+// maybe none: enrichment's warm gate waits for that before it counts a
+// worker given none as warm.
+func (c *consumer) FirstAssigned() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.firstAssigned, !c.firstAssigned.IsZero()
 }
 
 func (c *consumer) clearAssigned() {
