@@ -286,21 +286,12 @@ func BenchmarkReachBackGNMIStates(b *testing.B) {
 	for i := range states {
 		states[i] = gnmiOper(b, windowStart, "Ethernet"+strconv.Itoa(i), "UP")[0].Value
 	}
-	recs := make([]broker.Record, 0, 1<<14)
-	for i := range n {
-		at := windowStart.Add(-time.Duration(n-i) / 10 * time.Second)
-		v := counters
+	fillBeforeWindow(b, br, n, windowStart, "spine1", func(i int) []byte {
 		if i%1000 == 0 {
-			v = states[i/1000%10]
+			return states[i/1000%10]
 		}
-		recs = append(recs, broker.Record{Key: []byte("spine1"), Value: v, Timestamp: at})
-		if len(recs) == cap(recs) || i == n-1 {
-			if err := br.ProducePartition(context.Background(), "w", 0, recs); err != nil {
-				b.Fatal(err)
-			}
-			recs = recs[:0]
-		}
-	}
+		return counters
+	})
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
 	w.rates.setNow(time.Now())

@@ -192,17 +192,7 @@ func BenchmarkReachBackNotFound(b *testing.B) {
 	const n = 1 << 20
 	windowStart := time.Now().Add(-time.Hour)
 	value := bytes.Repeat([]byte("x"), 300)
-	recs := make([]broker.Record, 0, 1<<14)
-	for i := range n {
-		at := windowStart.Add(-time.Duration(n-i) / 10 * time.Second)
-		recs = append(recs, broker.Record{Key: []byte("other"), Value: value, Timestamp: at})
-		if len(recs) == cap(recs) || i == n-1 {
-			if err := br.ProducePartition(context.Background(), "w", 0, recs); err != nil {
-				b.Fatal(err)
-			}
-			recs = recs[:0]
-		}
-	}
+	fillBeforeWindow(b, br, n, windowStart, "other", func(int) []byte { return value })
 	wm := newWarmer(br, 10*time.Minute, slog.New(slog.DiscardHandler))
 	wm.lost = func() lostPolls {
 		return lostPolls{targets: map[string]bool{"down": true}, keys: map[string]bool{"down": true},
@@ -213,4 +203,21 @@ func BenchmarkReachBackNotFound(b *testing.B) {
 		wm.reachBack(context.Background(), "w", 0, n, windowStart, windowStart.Add(10*time.Minute), func(*broker.Record, time.Time) {})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
+}
+
+// fillBeforeWindow writes n records keyed key to partition 0 of topic w,
+// a tenth of a second apart and ending at windowStart, the i-th valued
+// value(i): a partition for a warm-up's reach back to read.
+func fillBeforeWindow(b *testing.B, br broker.Broker, n int, windowStart time.Time, key string, value func(i int) []byte) {
+	recs := make([]broker.Record, 0, 1<<14)
+	for i := range n {
+		at := windowStart.Add(-time.Duration(n-i) / 10 * time.Second)
+		recs = append(recs, broker.Record{Key: []byte(key), Value: value(i), Timestamp: at})
+		if len(recs) == cap(recs) || i == n-1 {
+			if err := br.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
 }
