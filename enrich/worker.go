@@ -644,11 +644,7 @@ func (w *Worker) noteDecoded(r *broker.Record, d *decodedSyslog) bool {
 // and the targets, each swapped whole by a reload), so a decodeAhead can
 // run it on a goroutine of its own.
 func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
-	unescaped := d.unescaped
-	if cap(unescaped) > maxKeptUnescaped {
-		unescaped = nil // a long line's: not kept by each of a thousand slots
-	}
-	*d = decodedSyslog{fields: d.fields, unescaped: unescaped}
+	d.empty()
 	e := &d.log
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
@@ -848,6 +844,12 @@ func (w *Worker) warmFetched() {
 // releaseDecoded empties d but for its fields map.
 func releaseDecoded(d *decodedSyslog) {
 	clear(d.fields)
+	d.empty()
+}
+
+// empty empties d but for the room it keeps for the next record: its
+// fields map and, up to maxKeptUnescaped, its unescaped strings' bytes.
+func (d *decodedSyslog) empty() {
 	unescaped := d.unescaped
 	if cap(unescaped) > maxKeptUnescaped {
 		unescaped = nil // a long line's: not kept by each of a thousand slots
