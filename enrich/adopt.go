@@ -3,7 +3,6 @@ package enrich
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -39,12 +38,13 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 		at time.Time // its record's append time
 	}
 	last := map[objectKey]published{}
+	var dec telemetry.Decoder
+	var ev telemetry.Event
 	feed := func(r *broker.Record) {
 		if !bytes.Contains(r.Value, []byte(`_up"`)) && !bytes.Contains(r.Value, []byte(`_down"`)) && !bytes.Contains(r.Value, []byte(`reachable"`)) {
 			return // most events: no state
 		}
-		var ev telemetry.Event
-		if json.Unmarshal(r.Value, &ev) != nil || objectless(ev) {
+		if dec.DecodeEvent(r.Value, &ev) != nil || objectless(ev) {
 			return
 		}
 		opp := opposite(ev.Type)
@@ -157,6 +157,8 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 	reader := logwindow.Reader{B: b}
 	byCause := map[int64][]telemetry.Event{}
 	named := []byte(input) // in its events' causes
+	var dec telemetry.Decoder
+	var ev telemetry.Event
 	pi, err := logwindow.Partition(ctx, b, events, partition)
 	if err != nil {
 		return 0, err
@@ -165,8 +167,7 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 		if !bytes.Contains(r.Value, named) {
 			return
 		}
-		var ev telemetry.Event
-		if json.Unmarshal(r.Value, &ev) != nil || ev.Cause.Topic != input || ev.Cause.Partition != partition ||
+		if dec.DecodeEvent(r.Value, &ev) != nil || ev.Cause.Topic != input || ev.Cause.Partition != partition ||
 			ev.Cause.Offset < from || ev.Cause.Offset >= past || !isChange(ev.Type) {
 			return
 		}

@@ -3,7 +3,6 @@ package enrich
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -135,14 +134,14 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 		clear(s.next)
 		s.id = infos[0].ID
 	}
+	var dec telemetry.Decoder
 	var ev telemetry.Event
 	feed := func(r *broker.Record) {
 		s.read++
 		if !bytes.Contains(r.Value, flappingMark) {
 			return
 		}
-		ev = telemetry.Event{}
-		if json.Unmarshal(r.Value, &ev) != nil {
+		if dec.DecodeEvent(r.Value, &ev) != nil {
 			return
 		}
 		fam, cleared := strings.CutSuffix(ev.Type, "_flapping_cleared")

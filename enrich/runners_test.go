@@ -112,7 +112,7 @@ func openLog(t *testing.T) (*embedded.Broker, *Inventory) {
 
 // openBroker is an embedded broker in a temporary folder, closed with the
 // test.
-func openBroker(t *testing.T) *embedded.Broker {
+func openBroker(t testing.TB) *embedded.Broker {
 	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
