@@ -64,15 +64,25 @@ func TestPublishedBatchNotPinned(t *testing.T) {
 	go func() { done <- c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	waitFor(t, 60*time.Second, "the notification's records published", func() bool { return b.n.Load() >= updates })
-	var after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	// The values alone are 40 MB; the collector, its gRPC connection and
 	// the target's own notification (still held by the script) are well
-	// under what is allowed here.
-	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	// under what is allowed here. A pin holds for good; gRPC's buffers of
+	// the message just read may be held a moment after its records were
+	// counted (on a loaded machine, long enough to be measured once), so
+	// the heap is given a few seconds to come under the bound.
+	notification := int64(updates * valueSize)
+	var held int64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		if held <= notification || time.Now().After(deadline) {
+			break
+		}
+	}
 	t.Logf("held after publishing: %d MB", held>>20)
-	if notification := int64(updates * valueSize); held > notification {
+	if held > notification {
 		t.Errorf("after the batch was published the heap holds %d MB more than before, more than the %d MB of its values", held>>20, notification>>20)
 	}
 }
