@@ -829,7 +829,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 // the syslog path allocated: about 330 B a record); in one, new ones, as
 // the transaction's producer may keep the records until its commit.
 func (o *outputs) publishScratch(n int) ([]broker.Record, []broker.Header, []byte) {
-	srcSize := n * (len(o.input) + len(o.inputID) + 22)
+	srcSize := n * o.srcValSize()
 	if o.txn {
 		return nil, make([]broker.Header, 0, n*3), make([]byte, 0, srcSize)
 	}
@@ -839,11 +839,14 @@ func (o *outputs) publishScratch(n int) ([]broker.Record, []broker.Header, []byt
 // keepScratch keeps publish's buffers for the next call, without a
 // transaction, holding none of the records' values; not those of a call
 // past maxKeptProduced records (a burst's), which would stay as large.
+// Each buffer is bounded on its own: the header and src_offset buffers
+// are sized for every output given, the records' for those produced (of
+// a burst whose outputs are mostly published already, few).
 func (o *outputs) keepScratch(recs []broker.Record, headers []broker.Header, srcVals []byte) {
 	if o.txn {
 		return
 	}
-	if cap(recs) > maxKeptProduced {
+	if cap(recs) > maxKeptProduced || cap(headers) > 3*maxKeptProduced || cap(srcVals) > maxKeptProduced*o.srcValSize() {
 		o.produced, o.headers, o.srcVals = nil, nil, nil
 		return
 	}
@@ -851,6 +854,10 @@ func (o *outputs) keepScratch(recs []broker.Record, headers []broker.Header, src
 	clear(headers)
 	o.produced, o.headers, o.srcVals = recs[:0], headers[:0], srcVals[:0]
 }
+
+// srcValSize is about the size of one src_offset header value (see
+// appendSrcOffset): the input's name and ID, and an offset.
+func (o *outputs) srcValSize() int { return len(o.input) + len(o.inputID) + 22 }
 
 // maxKeptProduced bounds the records whose buffers a publish keeps for
 // the next: about 4 MB with their headers. The outputs of a 128 KiB

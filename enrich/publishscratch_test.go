@@ -72,3 +72,38 @@ func TestPublishAllocatesNothingOnceGrown(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishKeepsNoBurstBuffers: a publish of more than maxKeptProduced
+// outputs does not keep its buffers for the next call, also when few of
+// them are produced (those an earlier attempt or owner published are
+// skipped: a restart reads its uncommitted records again). The header and
+// src_offset buffers are sized for every output given, not those produced,
+// and were kept at a burst's size for good.
+func TestPublishKeepsNoBurstBuffers(t *testing.T) {
+	ctx := context.Background()
+	b := openBroker(t)
+	for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := newOutputs(takeProduced{b}, telemetry.TopicRawSyslog, slog.New(slog.DiscardHandler), NewWorkerMetrics(nil).m, false)
+	if err := o.align(ctx, telemetry.TopicEnrichedSyslog); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4 * maxKeptProduced
+	outs := make([]outRecord, n)
+	rec := broker.Record{Key: []byte("r1"), Value: []byte(`{"v":1}`), Headers: logHeaders}
+	for i := range outs {
+		outs[i] = outRecord{rec: rec, part: 0, src: int64(i)}
+	}
+	for attempt := range 2 { // the second: all published already
+		if _, _, err := o.publish(ctx, nil, telemetry.TopicEnrichedSyslog, outs); err != nil {
+			t.Fatal(err)
+		}
+		if cap(o.produced) > maxKeptProduced || cap(o.headers) > 3*maxKeptProduced || cap(o.srcVals) > maxKeptProduced*o.srcValSize() {
+			t.Errorf("attempt %d: after a publish of %d outputs, kept buffers of %d records, %d headers, %d bytes of src_offset values",
+				attempt, n, cap(o.produced), cap(o.headers), cap(o.srcVals))
+		}
+	}
+}
