@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -20,6 +21,28 @@ func (takeProduced) ProducePartition(_ context.Context, _ string, _ int32, recs 
 	return nil
 }
 
+// syslogTopics is an embedded log with raw.syslog and enriched.syslog of
+// partitions partitions each.
+func syslogTopics(t *testing.T, partitions int32) *embedded.Broker {
+	b := openBroker(t)
+	for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog} {
+		if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: partitions}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// takingOutputs are a syslog worker's outputs, aligned, over b's topics
+// with produces that keep nothing (takeProduced).
+func takingOutputs(t *testing.T, b broker.Broker, txn bool) *outputs {
+	o := newOutputs(takeProduced{b}, telemetry.TopicRawSyslog, slog.New(slog.DiscardHandler), NewWorkerMetrics(nil).m, txn)
+	if err := o.align(context.Background(), telemetry.TopicEnrichedSyslog); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // TestPublishAllocatesNothingOnceGrown: without a transaction, a publish
 // lays out what it produces (the records, their headers and src_offset
 // values) in buffers kept from the call before. They were made anew at
@@ -29,17 +52,9 @@ func (takeProduced) ProducePartition(_ context.Context, _ string, _ int32, recs 
 // the commit), and a publish's buffers hold no record's values after it.
 func TestPublishAllocatesNothingOnceGrown(t *testing.T) {
 	ctx := context.Background()
-	b := openBroker(t)
-	for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 2}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := syslogTopics(t, 2)
 	for _, txn := range []bool{false, true} {
-		o := newOutputs(takeProduced{b}, telemetry.TopicRawSyslog, slog.New(slog.DiscardHandler), NewWorkerMetrics(nil).m, txn)
-		if err := o.align(ctx, telemetry.TopicEnrichedSyslog); err != nil {
-			t.Fatal(err)
-		}
+		o := takingOutputs(t, b, txn)
 		outs := make([]outRecord, 200)
 		rec := broker.Record{Key: []byte("r1"), Value: []byte(`{"v":1}`), Headers: []broker.Header{{Key: "h", Value: []byte("v")}}}
 		src := int64(0)
@@ -81,16 +96,7 @@ func TestPublishAllocatesNothingOnceGrown(t *testing.T) {
 // and were kept at a burst's size for good.
 func TestPublishKeepsNoBurstBuffers(t *testing.T) {
 	ctx := context.Background()
-	b := openBroker(t)
-	for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o := newOutputs(takeProduced{b}, telemetry.TopicRawSyslog, slog.New(slog.DiscardHandler), NewWorkerMetrics(nil).m, false)
-	if err := o.align(ctx, telemetry.TopicEnrichedSyslog); err != nil {
-		t.Fatal(err)
-	}
+	o := takingOutputs(t, syslogTopics(t, 1), false)
 	const n = 4 * maxKeptProduced
 	outs := make([]outRecord, n)
 	rec := broker.Record{Key: []byte("r1"), Value: []byte(`{"v":1}`), Headers: logHeaders}
