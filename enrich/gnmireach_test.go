@@ -12,7 +12,6 @@ import (
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/collectors/gnmi"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -273,11 +272,7 @@ func TestGNMIInputUnderAnotherTopic(t *testing.T) {
 // week before the window. ns/op is the whole read back, states fed to a
 // metrics worker; ns/record is per record read.
 func BenchmarkReachBackGNMIStates(b *testing.B) {
-	br, err := embedded.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer br.Close()
+	br := openBroker(b)
 	const n = 1 << 20
 	windowStart := time.Now().Add(-time.Hour)
 	counters := gnmiCounters(b, windowStart, "Ethernet1", 1<<40)[0].Value

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -184,11 +183,7 @@ func TestReachBackFindsEachTargetsLastAnsweredPoll(t *testing.T) {
 // records of other devices (300 bytes each, a poll a second of ten rows)
 // that finds nothing. ns/op is the whole read; ns/record is per record.
 func BenchmarkReachBackNotFound(b *testing.B) {
-	br, err := embedded.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer br.Close()
+	br := openBroker(b)
 	const n = 1 << 20
 	windowStart := time.Now().Add(-time.Hour)
 	value := bytes.Repeat([]byte("x"), 300)
