@@ -86,7 +86,8 @@ type PartitionInfo struct {
 
 // FetchOptions bounds a Fetch.
 type FetchOptions struct {
-	// MaxBytes caps the bytes of batches read; at least one batch is
+	// MaxBytes caps the bytes of batches read (on the embedded log, a
+	// compressed batch's records decompressed); at least one batch is
 	// returned even if it is larger. Zero means 1 MiB.
 	MaxBytes int
 	// MaxWait is how long to wait for data when none is available at the
@@ -113,7 +114,8 @@ type ConsumerConfig struct {
 	// ResetToLatest starts partitions without a committed offset at the
 	// end instead of the beginning.
 	ResetToLatest bool
-	// MaxPollBytes bounds the batch bytes one Poll reads.
+	// MaxPollBytes bounds the batch bytes one Poll reads; on the
+	// embedded log a compressed batch counts its records decompressed.
 	MaxPollBytes int
 	// MemberID names the member in group descriptions.
 	MemberID string

@@ -121,11 +121,14 @@ type Broker struct {
 	// OffsetsRetention is how long a consumer group with no member and
 	// no commit keeps its committed offsets (Kafka's
 	// offsets.retention.minutes); default 7d, -1 for ever.
-	OffsetsRetention Duration         `yaml:"offsets_retention"`
-	Flush            Flush            `yaml:"flush"`
-	Retention        Retention        `yaml:"retention"`
-	Segment          Segment          `yaml:"segment"`
-	Topics           map[string]Topic `yaml:"topics"`
+	OffsetsRetention Duration `yaml:"offsets_retention"`
+	Flush            Flush    `yaml:"flush"`
+	// Compression is the codec weir's own records are written with:
+	// none, snappy (default), lz4, zstd or gzip (see Codec).
+	Compression Codec            `yaml:"compression"`
+	Retention   Retention        `yaml:"retention"`
+	Segment     Segment          `yaml:"segment"`
+	Topics      map[string]Topic `yaml:"topics"`
 	// KafkaTLS serves the Kafka listener over TLS; nil: plaintext.
 	KafkaTLS *ListenerTLS `yaml:"kafka_tls"`
 	// KafkaSASL requires Kafka clients to authenticate; nil: no
@@ -247,6 +250,7 @@ func Defaults() *Config {
 			AutoCreateTopics:  &yes,
 			MaxMessageBytes:   8 << 20,
 			Flush:             Flush{Policy: "interval", Interval: Duration(100 * time.Millisecond)},
+			Compression:       "snappy",
 			Retention:         Retention{Time: Duration(7 * 24 * time.Hour), Bytes: 1 << 30},
 			Segment:           Segment{Bytes: 256 << 20, Age: Duration(7 * 24 * time.Hour)},
 		},
@@ -1027,6 +1031,22 @@ func (p *FlushPolicy) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	return yamlerr.NewValueError(n, "must be interval or always, not %q", n.Value)
+}
+
+// Codec is a compression codec by its Kafka name (compression.type), or
+// "none".
+type Codec string
+
+// Codecs are the codecs a Codec may name.
+var Codecs = []string{"none", "snappy", "lz4", "zstd", "gzip"}
+
+// UnmarshalYAML accepts the codecs.
+func (c *Codec) UnmarshalYAML(n *yaml.Node) error {
+	if !slices.Contains(Codecs, n.Value) {
+		return yamlerr.NewValueError(n, "must be one of %s, not %q", strings.Join(Codecs, ", "), n.Value)
+	}
+	*c = Codec(n.Value)
+	return nil
 }
 
 // Address is a host:port, or "off".

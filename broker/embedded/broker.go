@@ -916,6 +916,7 @@ type produceScratch struct {
 	order  []int32
 	starts []int32
 	enc    recordbatch.Encoder
+	comp   recordbatch.Compressor
 }
 
 // maxBatchBytes splits large produce calls into batches of this size, so a
@@ -1024,7 +1025,11 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, idx []int32, sc *
 		if sc.enc.Count() == 0 {
 			return nil
 		}
-		base, err := p.appendBatches(sc.enc.Finish(0), now)
+		batch, err := sc.comp.Compress(sc.enc.Finish(0), b.opts.compression)
+		if err != nil {
+			return fmt.Errorf("compress a batch: %w", err)
+		}
+		base, err := p.appendBatches(batch, now)
 		if err != nil {
 			return err
 		}
@@ -1203,7 +1208,9 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 			return err
 		}
 		if len(sc.buf) > 0 {
-			next, err := decodeBatches(&sc.dec, topicName, partition, sc.buf, offset)
+			// maxBytes bounds compressed batches by their records
+			// decompressed, as Poll's MaxPollBytes does.
+			next, err := decodeBatches(&sc.dec, topicName, partition, sc.buf, offset, maxBytes)
 			if err != nil {
 				return err
 			}
@@ -1255,12 +1262,13 @@ const maxDecodeHeaders = 1 << 19
 
 // decodeBatches decodes the records at or after minOffset and returns the
 // offset to continue from: after the last record decoded, or at the first
-// batch left for the next call when the decode budget ran out.
-func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64) (int64, error) {
+// batch left for the next call once d holds budget decompressed bytes
+// (decodeBudget at most) or its bounds of records or headers (readFull).
+func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64, budget int) (int64, error) {
 	next := minOffset
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
-		if decoded > 0 && readFull(d) {
+		if decoded > 0 && readFull(d, budget) {
 			return errBudget
 		}
 		room := maxDecodeRecords - len(d.Records())
@@ -1284,10 +1292,11 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 
 var errBudget = errors.New("decode budget reached")
 
-// readFull reports whether d holds what one Fetch or Poll may: past it, a
-// read decodes no more batches, and a Poll takes no more partitions.
-func readFull(d *recordbatch.Decoder) bool {
-	return d.Decompressed() > decodeBudget || len(d.Records()) >= maxDecodeRecords || d.HeaderCount() >= maxDecodeHeaders
+// readFull reports whether d holds what one Fetch or Poll may, budget
+// bytes decompressed (decodeBudget at most): past it, a read decodes no
+// more batches, and a Poll takes no more partitions.
+func readFull(d *recordbatch.Decoder, budget int) bool {
+	return d.Decompressed() > min(budget, decodeBudget) || len(d.Records()) >= maxDecodeRecords || d.HeaderCount() >= maxDecodeHeaders
 }
 
 // LogDir returns the absolute path of the data directory (what

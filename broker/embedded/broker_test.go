@@ -111,7 +111,7 @@ func TestProduceReportsEveryRecord(t *testing.T) {
 
 func TestRollReadAcrossSegmentsAndReopen(t *testing.T) {
 	dir := t.TempDir()
-	b := openTest(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 16 << 10}), WithIndexInterval(512))
+	b := openTest(t, dir, plainBatches, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 16 << 10}), WithIndexInterval(512))
 	for i := 0; i < 100; i++ {
 		if err := b.Produce(ctx, "t", makeRecords(20, i*20)); err != nil {
 			t.Fatal(err)
@@ -160,7 +160,7 @@ func TestRetention(t *testing.T) {
 	now := time.Now()
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
-	b := openTest(t, t.TempDir(), withClock(func() time.Time { return *clock.Load() }),
+	b := openTest(t, t.TempDir(), plainBatches, withClock(func() time.Time { return *clock.Load() }),
 		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 32 << 10, RetentionTime: time.Hour}))
 	for i := 0; i < 200; i++ {
 		if err := b.Produce(ctx, "t", makeRecords(10, i*10)); err != nil {
@@ -944,7 +944,7 @@ func TestRetentionForeverSurvivesReopen(t *testing.T) {
 // offsets 10 to start, unread: c, the group's member, has not polled since.
 func retainedPastCommit(t *testing.T) (b *Broker, c broker.Consumer, start int64) {
 	t.Helper()
-	b = openTest(t, t.TempDir(),
+	b = openTest(t, t.TempDir(), plainBatches,
 		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 32 << 10, RetentionTime: time.Hour}))
 	if err := b.Produce(ctx, "t", makeRecords(10, 0)); err != nil {
 		t.Fatal(err)

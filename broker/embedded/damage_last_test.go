@@ -20,7 +20,7 @@ import (
 func TestPollPastDamagedLastBatchOfSegment(t *testing.T) {
 	dir := t.TempDir()
 	opts := WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4096})
-	b, err := Open(dir, opts)
+	b, err := Open(dir, plainBatches, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func TestPollPastBatchFailingItsCRC(t *testing.T) {
 	dir := t.TempDir()
 	opts := WithTopicDefaults(broker.TopicConfig{Partitions: 3, SegmentBytes: 4096})
-	b, err := Open(dir, opts)
+	b, err := Open(dir, plainBatches, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

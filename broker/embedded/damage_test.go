@@ -35,7 +35,7 @@ func produceBatches(t *testing.T, b *Broker, n int) {
 // log at dir opened with opts, and closes it cleanly.
 func writtenLog(t *testing.T, dir string, opts ...Option) {
 	t.Helper()
-	b, err := Open(dir, opts...)
+	b, err := Open(dir, append([]Option{plainBatches}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

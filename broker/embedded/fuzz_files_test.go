@@ -99,7 +99,7 @@ func FuzzReplayOffsets(f *testing.F) {
 // carry increasing timestamps (one second apart, from ts0), and returns
 // the records.
 func sealedTemplate(t testing.TB, dir string) []broker.Record {
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
+	b, err := Open(dir, plainBatches, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
 	if err != nil {
 		t.Fatal(err)
 	}

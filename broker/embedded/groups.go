@@ -445,7 +445,11 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		// a first batch whatever they say, and four partitions' gzip
 		// batches of 100 KB decompressed to 384 MB in one Poll. The
 		// partitions left are read first the next time (c.next).
-		for i := 0; i < n && len(c.buf) < c.cfg.MaxPollBytes && !readFull(&c.dec); i++ {
+		// MaxPollBytes bounds compressed batches by their records'
+		// bytes decompressed too: weir's own are snappy, about 7 times
+		// smaller, and a poll of 1 MiB of them held 7 MiB of records
+		// where the consumer asked for 1.
+		for i := 0; i < n && len(c.buf) < c.cfg.MaxPollBytes && !readFull(&c.dec, c.cfg.MaxPollBytes); i++ {
 			op := c.owned[(c.next+i)%n]
 			before := len(c.buf)
 			var err error
@@ -484,7 +488,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				continue
 			}
 			got := len(c.dec.Records())
-			next, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos)
+			next, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos, c.cfg.MaxPollBytes)
 			op.p.stats.recordsOut.Add(int64(len(c.dec.Records()) - got))
 			if next > op.pos {
 				read = true

@@ -6,7 +6,12 @@ import (
 	"testing"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
 )
+
+// plainBatches writes weir's own batches uncompressed, for tests that size,
+// roll or damage a log by its records' bytes.
+var plainBatches = WithCompression(recordbatch.CodecNone)
 
 func openTest(t testing.TB, dir string, opts ...Option) *Broker {
 	t.Helper()
@@ -29,6 +34,19 @@ func makeRecords(n, start int) []broker.Record {
 	return recs
 }
 
+// ownRecord is r with copies of its bytes: a fetch's or poll's records
+// share buffers the next one reuses.
+func ownRecord(r broker.Record) broker.Record {
+	r.Key = append([]byte(nil), r.Key...)
+	r.Value = append([]byte(nil), r.Value...)
+	hs := make([]broker.Header, len(r.Headers))
+	for i, h := range r.Headers {
+		hs[i] = broker.Header{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+	}
+	r.Headers = hs
+	return r
+}
+
 // readAll fetches every record of a partition from the log start.
 func readAll(t testing.TB, b *Broker, topic string, partition int32) []broker.Record {
 	t.Helper()
@@ -47,10 +65,7 @@ func readAll(t testing.TB, b *Broker, topic string, partition int32) []broker.Re
 			return out
 		}
 		for _, r := range res.Records {
-			r.Key = append([]byte(nil), r.Key...)
-			r.Value = append([]byte(nil), r.Value...)
-			r.Headers = append([]broker.Header(nil), r.Headers...)
-			out = append(out, r)
+			out = append(out, ownRecord(r))
 		}
 		off = res.Records[len(res.Records)-1].Offset + 1
 	}

@@ -21,7 +21,7 @@ import (
 // them mismatched, logged a warning and scanned the segment.
 func TestFailedRollLeavesIndexesMatching(t *testing.T) {
 	dir := tmpfsDir(t)
-	opts := []Option{WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 64 << 10})}
+	opts := []Option{plainBatches, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 64 << 10})}
 	b, err := Open(dir, opts...)
 	if err != nil {
 		t.Fatal(err)

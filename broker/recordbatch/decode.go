@@ -433,39 +433,11 @@ func grow(dst []byte, n int) []byte {
 }
 
 // Compress compresses the records section of an uncompressed batch with codec,
-// returning a new batch with the CRC recomputed. It is for tests and tools,
-// not the hot path.
+// returning a new batch with the CRC recomputed, even when it is not
+// smaller. It is for tests and tools; Compressor is for the hot path.
 func Compress(batch []byte, codec int) ([]byte, error) {
-	h, err := Validate(batch)
-	if err != nil {
-		return nil, err
-	}
-	body := batch[HeaderSize:h.Size()]
-	var out bytes.Buffer
-	switch codec {
-	case CodecGzip:
-		w := gzip.NewWriter(&out)
-		w.Write(body)
-		w.Close()
-	case CodecSnappy:
-		out.Write(s2.EncodeSnappy(nil, body))
-	case CodecLZ4:
-		w := lz4.NewWriter(&out)
-		w.Write(body)
-		w.Close()
-	case CodecZstd:
-		w, _ := zstd.NewWriter(&out)
-		w.Write(body)
-		w.Close()
-	default:
-		return nil, ErrCompression
-	}
-	nb := append(append([]byte{}, batch[:HeaderSize]...), out.Bytes()...)
-	binary.BigEndian.PutUint32(nb[offBatchLength:], uint32(len(nb)-LengthPrefix))
-	attrs := binary.BigEndian.Uint16(nb[offAttributes:])&^CompressionMask | uint16(codec)
-	binary.BigEndian.PutUint16(nb[offAttributes:], attrs)
-	binary.BigEndian.PutUint32(nb[offCRC:], crcOf(nb))
-	return nb, nil
+	out, err := new(Compressor).compress(batch, codec, true)
+	return bytes.Clone(out), err
 }
 
 func crcOf(b []byte) uint32 {

@@ -42,6 +42,7 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 		return nil, fmt.Errorf("broker.kafka: %w", err)
 	}
 	opts = append(opts, sec...)
+	opts = append(opts, kgo.ProducerBatchCompression(kafkaCodec(c.Compression)))
 	rf := k.ReplicationFactor
 	if rf == 0 {
 		rf = -1
@@ -53,6 +54,22 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}),
 		kafkacluster.WithTopics(topicConfigs(c)))
+}
+
+// kafkaCodec is franz-go's codec for broker.compression ("" as the
+// default, snappy).
+func kafkaCodec(c configs.Codec) kgo.CompressionCodec {
+	switch c {
+	case "none":
+		return kgo.NoCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	case "gzip":
+		return kgo.GzipCompression()
+	}
+	return kgo.SnappyCompression()
 }
 
 // instanceID names this weir process in its Kafka transactional ids: the

@@ -29,6 +29,7 @@ import (
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/broker/kafkawire"
+	"github.com/weirnet/weir/broker/recordbatch"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/dirlock"
 	"github.com/weirnet/weir/internal/tlsconf"
@@ -258,6 +259,7 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 		embedded.WithMaxPartitions(b.MaxPartitions),
 		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
+		embedded.WithCompression(recordbatch.CodecNames[string(cmp.Or(b.Compression, "snappy"))]),
 	}
 	// broker.auto_create_topics is for Kafka clients (clientLog): weir's
 	// own parts make the topics they write, as on a Kafka cluster.
