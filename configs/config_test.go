@@ -63,6 +63,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"data_dir: x\nbrokr: {}\n", "cfg.yaml:2: field brokr: unknown key in the top level"},
 		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in broker.flush"},
 		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: broker.flush.policy: must be interval or always, not \"sometimes\""},
+		{"broker:\n  compression: brotli\n", "cfg.yaml:2: broker.compression: must be one of none, snappy, lz4, zstd, gzip, not \"brotli\""},
 		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: broker.retention.bytes: "lots" is not a size`},
 		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: broker.retention.time: "soon" is not a duration`},
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},

@@ -10,12 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker/recordbatch"
 )
 
 // TestPipelineOnKafkaCluster runs weir on a 3-broker Kafka cluster (kfake)
@@ -32,7 +35,7 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	}
 	defer cluster.Close()
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
-	os.WriteFile(cfg, []byte("broker:\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 3\n"+
+	os.WriteFile(cfg, []byte("broker:\n  compression: lz4\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 3\n"+
 		"  topics:\n    events: {partitions: 3, retention: {time: 30d}}\n    archive: {retention: {time: -1, bytes: 10GiB}, segment: {bytes: 64MiB}}\n"), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 	if !strings.Contains(p.Logs(), "using Kafka cluster") {
@@ -59,8 +62,9 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 		}
 	}
 	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet9, changed state to down")
+	codecs := &batchCodecs{m: map[string]uint8{}}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("events", "enriched.syslog"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(100*time.Millisecond))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(100*time.Millisecond), kgo.WithHooks(codecs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +117,53 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 			t.Fatalf("weir consume events %v printed the event %d times:\n%s", extra, n, out)
 		}
 	}
+	// broker.compression is weir's producer's codec on a cluster too:
+	// a hundred lines' records, which lz4 shrinks (franz-go sends a batch
+	// compression does not shrink, a lone record's, as it is).
+	_, tcp := p.SyslogAddrs(t)
+	_, port, _ := strings.Cut(tcp, ":")
+	logger := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra")
+	var lines strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&lines, "%%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet%d, changed state to down\n", 100+i)
+	}
+	logger.Stdin = strings.NewReader(lines.String())
+	if out, err := logger.CombinedOutput(); err != nil {
+		t.Fatalf("logger: %v %s", err, out)
+	}
+	lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer lcancel()
+	for {
+		pctx, c := context.WithTimeout(lctx, time.Second)
+		cl.PollFetches(pctx)
+		c()
+		codecs.mu.Lock()
+		lz4 := codecs.m["events"] == recordbatch.CodecLZ4 && codecs.m["enriched.syslog"] == recordbatch.CodecLZ4
+		seen := fmt.Sprint(codecs.m)
+		codecs.mu.Unlock()
+		if lz4 {
+			break
+		}
+		if lctx.Err() != nil {
+			t.Fatalf("batches read with codecs %s, want lz4 (%d) for both topics", seen, recordbatch.CodecLZ4)
+		}
+	}
+}
+
+// batchCodecs notes, by topic, the codec of a compressed batch of records
+// a client read, or 0 while it read none (franz-go's fetch hook).
+type batchCodecs struct {
+	mu sync.Mutex
+	m  map[string]uint8
+}
+
+func (c *batchCodecs) OnFetchBatchRead(_ kgo.BrokerMetadata, topic string, _ int32, m kgo.FetchBatchMetrics) {
+	if m.NumRecords == 0 {
+		return // a transaction's marker
+	}
+	c.mu.Lock()
+	c.m[topic] = max(c.m[topic], m.CompressionType)
+	c.mu.Unlock()
 }
 
 // TestSyslogIngestKafkaVsEmbedded measures syslog ingest (TCP, one
