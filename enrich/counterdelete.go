@@ -139,6 +139,7 @@ func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 		}
 		n := len(rc.counters)
 		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool { return s.field == row.Field })
+		rc.byField = nil // places moved
 		if len(rc.counters) == n {
 			continue // no sample of it here: no rate to take back
 		}
@@ -199,6 +200,7 @@ func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
 				w.counterDel.addCounter(w, measurement, at, s.field, object, !above)
 				return true
 			})
+			rc.byField = nil // places moved
 		}
 	}
 }

@@ -36,7 +36,14 @@ func appendRowID(b []byte, device, measurement string, tags []telemetry.Tag) []b
 // row's records list them, so a record's counters are found in place.
 type rowCounters struct {
 	counters []counterSample
-	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
+	// byField indexes counters by field in a row of indexCounters or
+	// more (nil until a lookup misses the place tried first; nil again
+	// when counters are deleted): a row's first record, its counters all
+	// new, or one listing them in another order, would otherwise scan the
+	// row for each, quadratic in a Kafka client's record of 100,000
+	// counters (a minute of the worker's time, its partitions stalled).
+	byField map[string]int
+	seen    int64 // weir's clock (Unix seconds) when the row last arrived, for forget
 	// named and namedDevice are the interface name and device last put
 	// in the detector's interfaceNames for this row (an SNMP interface,
 	// or a gNMI one with its ifindex), as its entry nameEntry, which is as
@@ -320,18 +327,40 @@ func (g *sampleGap) of(at time.Time, uptime uint32, prev *counterSample) *sample
 	return g
 }
 
+// indexCounters is the size of a row from which find looks its counters
+// up in rowCounters.byField rather than scanning them.
+const indexCounters = 64
+
+// find returns where field's sample is in rc.counters, or -1.
+func (rc *rowCounters) find(field string) int {
+	if len(rc.counters) < indexCounters {
+		for j := range rc.counters {
+			if rc.counters[j].field == field {
+				return j
+			}
+		}
+		return -1
+	}
+	if rc.byField == nil {
+		rc.byField = make(map[string]int, len(rc.counters))
+		for j := range rc.counters {
+			rc.byField[rc.counters[j].field] = j
+		}
+	}
+	if j, ok := rc.byField[field]; ok {
+		return j
+	}
+	return -1
+}
+
 // observeGap is observe, with g kept from the counter before.
 func (rc *rowCounters) observeGap(g *sampleGap, i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
-		i = -1
-		for j := range rc.counters {
-			if rc.counters[j].field == field {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
+		if i = rc.find(field); i < 0 {
 			rc.counters = append(rc.counters, counterSample{field: field, value: value, at: at, uptime: uptime})
+			if rc.byField != nil {
+				rc.byField[field] = len(rc.counters) - 1
+			}
 			return 0, 0, false, noWrap
 		}
 	}

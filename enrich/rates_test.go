@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -146,5 +147,38 @@ func TestRateAcrossAClearFromAClockAhead(t *testing.T) {
 		if math.Abs(got-590) > 1e-9 {
 			t.Errorf("samples %ds ahead: last rate %v, want 590 (5900 in 10s after the clear)", ahead, got)
 		}
+	}
+}
+
+// A row's counters are found by a map once it has many: a Kafka client's
+// record of 50,000 counters, each new to the row and then listed in
+// reverse, took each a scan of the row (20 s of the worker's
+// time, its partitions stalled), and now takes well under a second.
+func TestRowOfManyCountersFindsThemWithoutScanning(t *testing.T) {
+	const n = 50000
+	names := make([]string, n)
+	for k := range names {
+		names[k] = fmt.Sprintf("c%06d", k)
+	}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rc := &rowCounters{}
+	start := time.Now()
+	for k, f := range names {
+		if _, _, ok, _ := rc.observe(k, f, 100, t0, 0, true, 0); ok {
+			t.Fatalf("%s: a rate from its first sample", f)
+		}
+	}
+	for k := range names {
+		f := names[n-1-k] // the other order: the place tried first is wrong
+		rate, _, ok, _ := rc.observe(k, f, 160, t0.Add(time.Minute), 0, true, 0)
+		if !ok || rate != 1 {
+			t.Fatalf("%s: rate %v ok %v, want 1 per second", f, rate, ok)
+		}
+	}
+	if len(rc.counters) != n {
+		t.Fatalf("%d counters kept, want %d", len(rc.counters), n)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("%d counters took %v: scanned the row for each", n, took)
 	}
 }

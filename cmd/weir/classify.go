@@ -17,6 +17,10 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
+// maxClassifyLine is the longest line classify reads from stdin (with its
+// CR LF): syslog's max_message_size is at most 1 MiB.
+const maxClassifyLine = 1<<20 + 2
+
 // classifyCmd shows what enrichment makes of syslog lines, as the config's
 // inventory, SNMP targets and syslog rules have it, without a running weir:
 // for writing a site rule, or finding why a device's line raises no event.
@@ -94,15 +98,19 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		return nil
 	}
 	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxClassifyLine)
+	n := 0
 	for sc.Scan() {
+		n++
 		if line := strings.TrimRight(sc.Text(), "\r"); line != "" {
 			if err := one(line); err != nil {
 				return err
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("line %d is longer than 1 MiB, the longest syslog message a listener takes (max_message_size); the lines before it were classified", n+1)
+	} else if err != nil {
 		return fmt.Errorf("reading the lines: %w", err)
 	}
 	return nil

@@ -291,3 +291,26 @@ func TestClassifyHostlessLineSaysFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyLineTooLong: a line past 1 MiB on stdin (a file pasted by
+// mistake) stops classify with the line's number and the limit, after the
+// lines before it, not with bufio's "token too long"; a line of 1 MiB is
+// classified.
+func TestClassifyLineTooLong(t *testing.T) {
+	const head = "<13>Nov 29 14:02:11 edge1 app: "
+	fits := head + strings.Repeat("x", 1<<20-len(head))
+	if out, errOut, err := classifyCLI(t, fits+"\r\n", "classify", "-c", ""); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("a line of 1 MiB: %v, %d outputs, want 1; stderr %q", err, strings.Count(out, "\n"), errOut)
+	}
+	in := head + "first\n\n" + head + strings.Repeat("x", 1<<20) + "\n" + head + "after\n"
+	out, errOut, err := classifyCLI(t, in, "classify", "-c", "")
+	if err == nil {
+		t.Fatalf("no error for a line past 1 MiB; stderr %q", errOut)
+	}
+	if !strings.Contains(errOut, "line 3 is longer than 1 MiB") || strings.Contains(errOut, "token too long") {
+		t.Errorf("stderr %q, want it to name line 3 and the limit", errOut)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Errorf("stdout %q, want the first line's output alone", out)
+	}
+}
