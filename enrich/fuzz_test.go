@@ -169,11 +169,11 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 	t.Run("traps", func(t *testing.T) {
 		trap := []byte(`{"v":2,"device":"192.0.2.1","trap_name":"coldStart","source_addr":"192.0.2.1:162"}`)
 		for _, v := range [][]byte{bad[0], trap} {
-			if _, _, err := decodeTrap(v); err == nil {
+			if _, _, err := decodeTrap(v, nil); err == nil {
 				t.Errorf("%s decoded", v)
 			}
 		}
-		if _, _, err := decodeTrap([]byte(`{"v":1,"device":"192.0.2.1","trap_name":"coldStart"}`)); err != nil {
+		if _, _, err := decodeTrap([]byte(`{"v":1,"device":"192.0.2.1","trap_name":"coldStart"}`), nil); err != nil {
 			t.Errorf("a trap of version 1: %v", err)
 		}
 	})

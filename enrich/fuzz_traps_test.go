@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/trapnames"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -39,7 +40,7 @@ func FuzzTrapEvent(f *testing.F) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		w := NewTrapWorker(nil, inv)
-		tr, _, err := decodeTrap(value)
+		tr, _, err := decodeTrap(value, trapnames.New(nil))
 		if err != nil {
 			return
 		}

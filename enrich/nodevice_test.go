@@ -99,7 +99,7 @@ func TestTrapRecordWithoutDeviceKey(t *testing.T) {
 		{`{"v":1,"trap_name":"coldStart","source_addr":"198.51.100.7:50000"}`, "198.51.100.7"},
 		{`{"v":1,"trap_name":"coldStart","source_addr":"192.0.2.1:50000"}`, "edge1"}, // the inventory's
 	} {
-		tr, _, err := decodeTrap([]byte(tc.value))
+		tr, _, err := decodeTrap([]byte(tc.value), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.value, err)
 		}
@@ -108,7 +108,7 @@ func TestTrapRecordWithoutDeviceKey(t *testing.T) {
 			t.Errorf("%s: event of %q (%v), want %q", tc.value, ev.Device, ok, tc.device)
 		}
 	}
-	if _, _, err := decodeTrap([]byte(`{"v":1,"trap_name":"coldStart"}`)); err == nil {
+	if _, _, err := decodeTrap([]byte(`{"v":1,"trap_name":"coldStart"}`), nil); err == nil {
 		t.Error("a trap record with no device and no source_addr decodes")
 	}
 }

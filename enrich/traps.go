@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/throttle"
+	"github.com/weirnet/weir/internal/trapnames"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -41,6 +42,7 @@ type TrapWorker struct {
 	warming  bool // reading a trap again for the detector: nothing is counted
 	targets  *SNMPTargets
 	gnmi     *GNMITargets // naming traps from a gNMI target's address, as targets do an SNMP target's
+	names    *trapnames.Names
 	// held are traps a warm-up read from a polled address whose names
 	// may still change: about an interface by ifIndex alone, before any
 	// poll of this process named it, or from a target whose sysName (the
@@ -93,7 +95,7 @@ func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapW
 	w := NewWorker(b, inv, nil, opts...)
 	tw := &TrapWorker{b: b, inv: inv, input: cmp.Or(w.input, telemetry.TopicRawTraps), topics: w.topics,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets,
-		gnmi: w.gnmi}
+		gnmi: w.gnmi, names: trapnames.New(nil)}
 	// At 0 from the start, so an alert on its increase sees the first.
 	tw.m.invalidUptimes.WithLabelValues(tw.input)
 	tw.m.countDecodeErrorsFrom(tw.input)
@@ -191,7 +193,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 // decode decodes a live raw.traps record, counting and logging (throttled)
 // one that does not decode and one whose uptime is none.
 func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
-	tr, badUptime, err := decodeTrap(r.Value)
+	tr, badUptime, err := decodeTrap(r.Value, w.names)
 	if err != nil {
 		w.m.decodeFailed(r.Topic, err)
 		if n, due := w.decodeLog.Due(time.Now()); due {
@@ -217,7 +219,7 @@ type trapValue struct {
 
 // decodeTrap reads a raw.traps record: a trap of this schema version;
 // badUptime when its uptime was no sysUpTime, which it has as 0.
-func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
+func decodeTrap(value []byte, names *trapnames.Names) (tr telemetry.Trap, badUptime bool, err error) {
 	var v trapValue
 	if err := json.Unmarshal(value, &v); err != nil {
 		return v.Trap, false, err
@@ -238,13 +240,32 @@ func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
 		// be counted nowhere.
 		return tr, false, incomplete("no trap_oid or trap_name")
 	}
+	nameTrap(&tr, names)
 	return tr, badUptime, nil
+}
+
+// nameTrap names, as weir's receiver does, a trap and its varbinds that a
+// Kafka client's record gives by OID alone: events are chosen by the
+// trap's name and read varbinds by theirs, so a linkDown written as
+// 1.3.6.1.6.3.1.1.5.3 raised nothing, counted nowhere. names may be nil.
+func nameTrap(tr *telemetry.Trap, names *trapnames.Names) {
+	if names == nil {
+		return
+	}
+	if tr.TrapName == "" {
+		tr.TrapName = names.Notification(strings.TrimPrefix(tr.TrapOID, "."))
+	}
+	for i := range tr.Varbinds {
+		if vb := &tr.Varbinds[i]; vb.Name == "" && vb.OID != "" {
+			vb.Name = names.Object(strings.TrimPrefix(vb.OID, "."))
+		}
+	}
 }
 
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
 func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
-	tr, _, err := decodeTrap(r.Value)
+	tr, _, err := decodeTrap(r.Value, w.names)
 	if err != nil {
 		return // counted when it was first read
 	}
