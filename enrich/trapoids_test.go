@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -33,20 +32,8 @@ func TestTrapsNamedByOIDAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewTrapWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < 2 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
 	got := map[string]string{}
-	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-		var ev telemetry.Event
-		json.Unmarshal(r.Value, &ev)
+	for _, ev := range trapEvents(t, b, 2) {
 		got[ev.Type] = ev.Object
 	}
 	if got["interface_down"] != "Gi0/3" || got["bgp_peer_down"] != "10.0.0.9" || len(got) != 2 {

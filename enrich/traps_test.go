@@ -37,21 +37,8 @@ func TestTrapWorker(t *testing.T) {
 		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
 	}
 	b.Produce(context.Background(), telemetry.TopicRawTraps, recs)
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewTrapWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(readTopic(t, b, telemetry.TopicEvents)) < 3 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
 	got := map[string]string{}
-	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-		var ev telemetry.Event
-		json.Unmarshal(r.Value, &ev)
+	for _, ev := range trapEvents(t, b, 3) {
 		got[ev.Type] = ev.Object
 		if ev.Tags["site"] != "ams1" || ev.Cause.Topic != telemetry.TopicRawTraps {
 			t.Errorf("event %+v", ev)
@@ -69,6 +56,31 @@ func TestTrapWorker(t *testing.T) {
 			t.Errorf("%s: object %q, want %q", k, got[k], v)
 		}
 	}
+}
+
+// trapEvents runs a trap worker (testInventory's) over b's raw.traps
+// until events holds n events or 10 s have passed, and returns them.
+func trapEvents(t *testing.T, b *embedded.Broker, n int) []telemetry.Event {
+	t.Helper()
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(b, inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < n && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	var evs []telemetry.Event
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		var ev telemetry.Event
+		if err := json.Unmarshal(r.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
 }
 
 // TestTrapWorkerWarmsUpIdlePartitions: a trap worker started after
