@@ -1,6 +1,7 @@
 package kafkawire
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -25,7 +26,7 @@ func TestOwnCompressedBatchesToClients(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			b, err := embedded.Open(t.TempDir(), embedded.WithLogger(testLogger(t)),
-				embedded.WithCompression(recordbatch.CodecNames[name]))
+				embedded.WithCompression(recordbatch.CodecNames[name]), embedded.WithMaxMessageBytes(8<<20))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,13 +34,16 @@ func TestOwnCompressedBatchesToClients(t *testing.T) {
 			if err := b.CreateTopic(ctx, "own", broker.TopicConfig{Partitions: 1}); err != nil {
 				t.Fatal(err)
 			}
-			// 3000 records of 1 KB: about three batches of 1 MiB in one call.
-			const n = 3000
+			// 3000 records of 1 KB: about three batches of 1 MiB in one
+			// call; then a record of 3 MiB, a batch of its own, past zstd's
+			// window of 1 MiB.
+			const n = 3001
 			pad := strings.Repeat("interface GigabitEthernet0/1 changed state to down; ", 20) + "end"
 			recs := make([]broker.Record, n)
 			for i := range recs {
 				recs[i].Value = fmt.Appendf(nil, "%06d %s", i, pad)
 			}
+			recs[n-1].Value = fmt.Appendf(nil, "%06d %s", n-1, strings.Repeat(pad+" ", 3<<20/len(pad))+pad)
 			if err := b.ProducePartition(ctx, "own", 0, recs); err != nil {
 				t.Fatal(err)
 			}
@@ -60,6 +64,13 @@ func TestOwnCompressedBatchesToClients(t *testing.T) {
 			if batches < 2 {
 				t.Fatalf("%d batches, want several", batches)
 			}
+			var res broker.FetchResult
+			if err := b.Fetch(ctx, "own", 0, n-1, broker.FetchOptions{}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) != 1 || !bytes.Equal(res.Records[0].Value, recs[n-1].Value) {
+				t.Fatalf("Fetch of the large record: %d records", len(res.Records))
+			}
 			_, addr := startServer(t, b)
 
 			cl := newClient(t, addr, kgo.ConsumeTopics("own"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -70,7 +81,7 @@ func TestOwnCompressedBatchesToClients(t *testing.T) {
 					t.Fatalf("franz-go, after %d records: %v", got, err)
 				}
 				fs.EachRecord(func(r *kgo.Record) {
-					if want := fmt.Sprintf("%06d ", got); r.Offset != int64(got) || !strings.HasPrefix(string(r.Value), want) {
+					if r.Offset != int64(got) || !bytes.Equal(r.Value, recs[got].Value) {
 						t.Fatalf("franz-go: record %d: offset %d value %.10q", got, r.Offset, r.Value)
 					}
 					got++
@@ -91,7 +102,7 @@ func TestOwnCompressedBatchesToClients(t *testing.T) {
 				t.Fatalf("kcat read %d records, want %d\n%.200s", len(lines), n, out)
 			}
 			for i, l := range lines {
-				if want := fmt.Sprintf("%d %06d %s", i, i, pad); l != want {
+				if want := fmt.Sprintf("%d %s", i, recs[i].Value); l != want {
 					t.Fatalf("kcat: line %d is %.20q, want %.20q", i, l, want)
 				}
 			}
