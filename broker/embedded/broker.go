@@ -1202,7 +1202,7 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 		// Not into.Records[:0]: that would keep the array Reset let go.
 		into.Records = sc.dec.Records()
 		var hwm, start int64
-		sc.buf, hwm, start, err = p.read(sc.buf[:0], offset, maxBytes)
+		sc.buf, hwm, start, err = p.readUncounted(sc.buf[:0], offset, maxBytes)
 		into.HighWatermark, into.LogStartOffset = hwm, start
 		if err != nil {
 			return err
@@ -1210,10 +1210,14 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 		if len(sc.buf) > 0 {
 			// maxBytes bounds compressed batches by their records
 			// decompressed, as Poll's MaxPollBytes does.
-			next, err := decodeBatches(&sc.dec, topicName, partition, sc.buf, offset, maxBytes)
+			next, used, err := decodeBatches(&sc.dec, topicName, partition, sc.buf, offset, maxBytes)
 			if err != nil {
+				p.stats.bytesOut.Add(int64(len(sc.buf)))
 				return err
 			}
+			// The batches past the budget are read again by the next
+			// Fetch: counted then.
+			p.stats.bytesOut.Add(int64(used))
 			into.Records = sc.dec.Records()
 			p.stats.recordsOut.Add(int64(len(into.Records)))
 			if len(into.Records) > 0 {
@@ -1264,8 +1268,10 @@ const maxDecodeHeaders = 1 << 19
 // offset to continue from: after the last record decoded, or at the first
 // batch left for the next call once d holds budget decompressed bytes
 // (decodeBudget at most) or its bounds of records or headers (readFull).
-func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64, budget int) (int64, error) {
-	next := minOffset
+// used is the bytes of buf up to the end of the last batch decoded (in
+// part or whole); the batches after it are read again by the next call.
+func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64, budget int) (next int64, used int, _ error) {
+	next = minOffset
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
 		if decoded > 0 && readFull(d, budget) {
@@ -1278,6 +1284,7 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 			return err
 		}
 		decoded++
+		used += len(batch)
 		next = max(next, after)
 		if after <= h.LastOffset() {
 			return errBudget
@@ -1285,9 +1292,9 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 		return nil
 	})
 	if err != nil && !errors.Is(err, errBudget) {
-		return next, fmt.Errorf("%w: %s/%d: %w", broker.ErrCorruptBatch, topicName, partition, err)
+		return next, used, fmt.Errorf("%w: %s/%d: %w", broker.ErrCorruptBatch, topicName, partition, err)
 	}
-	return next, nil
+	return next, used, nil
 }
 
 var errBudget = errors.New("decode budget reached")

@@ -191,3 +191,64 @@ func TestReadsBoundDecompressedBytes(t *testing.T) {
 		off = res.Records[len(res.Records)-1].Offset + 1
 	}
 }
+
+// TestBytesOutCountsWhatIsRead: a Poll or a Fetch of compressed batches
+// stops decoding at its bound of bytes decompressed, leaving batches it
+// read for the next; weir_broker_bytes_out_total counts each batch once, as
+// it did uncompressed, not once per read that left it (4.5 times the log
+// for snappy's syslog records).
+func TestBytesOutCountsWhatIsRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b := openTest(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 2}))
+	const calls, per = 600, 100
+	for i := range calls {
+		if err := b.Produce(ctx, "t", syslogLike(per, i*per)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logSize := logBytes(t, dir, "t", 0) + logBytes(t, dir, "t", 1)
+	bytesOut := func() int64 {
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		return b.topics["t"].stats.bytesOut.Load()
+	}
+	c, err := b.Consume(ctx, "g", []string{"t"}, broker.WithMaxPollBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	seen := map[[2]int64]bool{}
+	for len(seen) < calls*per {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			k := [2]int64{int64(r.Partition), r.Offset}
+			if seen[k] {
+				t.Fatalf("record %v polled twice", k)
+			}
+			seen[k] = true
+		}
+	}
+	if got := bytesOut(); got != logSize {
+		t.Errorf("after polling the log of %d bytes once, bytes out %d", logSize, got)
+	}
+	before := bytesOut()
+	var res broker.FetchResult
+	for p := range int32(2) {
+		for off := int64(0); ; {
+			if err := b.Fetch(ctx, "t", p, off, broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) == 0 {
+				break
+			}
+			off = res.Records[len(res.Records)-1].Offset + 1
+		}
+	}
+	if got := bytesOut() - before; got != logSize {
+		t.Errorf("after fetching the log of %d bytes once, bytes out %d more", logSize, got)
+	}
+}

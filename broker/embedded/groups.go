@@ -454,7 +454,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 			before := len(c.buf)
 			var err error
 			var hwm, start int64
-			c.buf, hwm, start, err = op.p.read(c.buf, op.pos, c.cfg.MaxPollBytes-len(c.buf))
+			c.buf, hwm, start, err = op.p.readUncounted(c.buf, op.pos, c.cfg.MaxPollBytes-len(c.buf))
 			if errors.Is(err, broker.ErrOffsetOutOfRange) {
 				// Retention deleted what we had not read yet, or the
 				// committed offset is from a deleted and recreated topic.
@@ -488,8 +488,14 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				continue
 			}
 			got := len(c.dec.Records())
-			next, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos, c.cfg.MaxPollBytes)
+			next, used, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos, c.cfg.MaxPollBytes)
 			op.p.stats.recordsOut.Add(int64(len(c.dec.Records()) - got))
+			if err == nil {
+				// The batches past the decode budget are read again
+				// by the next Poll: counted (and kept) then.
+				c.buf = c.buf[:before+used]
+			}
+			op.p.stats.bytesOut.Add(int64(len(c.buf) - before))
 			if next > op.pos {
 				read = true
 			}

@@ -621,8 +621,20 @@ func (p *partition) unrollTimeIndex(s *segment, entries int) {
 }
 
 // read appends whole batches starting with the one that holds offset, up to
-// maxBytes (at least one batch), to dst.
+// maxBytes (at least one batch), to dst, and counts them read
+// (weir_broker_bytes_out_total).
 func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64, int64, error) {
+	out, hwm, start, err := p.readUncounted(dst, offset, maxBytes)
+	if err == nil {
+		p.stats.bytesOut.Add(int64(len(out) - len(dst)))
+	}
+	return out, hwm, start, err
+}
+
+// readUncounted is read without counting the bytes read: a Poll or a Fetch
+// that decodes only some of them (decodeBatches' budget) counts those, as
+// the rest are read again by the next.
+func (p *partition) readUncounted(dst []byte, offset int64, maxBytes int) ([]byte, int64, int64, error) {
 	p.rw.RLock()
 	if p.closed.Load() {
 		p.rw.RUnlock()
@@ -666,7 +678,6 @@ func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64,
 	if err != nil {
 		return dst, hwm, start, fmt.Errorf("%s: %w", p.name(), err)
 	}
-	p.stats.bytesOut.Add(int64(len(out) - len(dst)))
 	return out, hwm, start, nil
 }
 

@@ -21,7 +21,7 @@ func TestCompressedTopicsEndToEnd(t *testing.T) {
 			t.Skip(name + " not installed")
 		}
 	}
-	for _, codec := range []string{"snappy", "zstd"} {
+	for _, codec := range []string{"snappy", "zstd", "lz4", "gzip"} {
 		t.Run(codec, func(t *testing.T) {
 			t.Parallel()
 			dir, data := t.TempDir(), t.TempDir()
