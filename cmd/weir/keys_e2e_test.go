@@ -114,6 +114,10 @@ func TestTrapAndSyslogOfADeviceShareAPartition(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("snmp:\n  traps:\n    listen: 127.0.0.1:%d\nenrich:\n  workers: 2\n  inventory: %s\n", trapPort, inv)), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
+	// startWeir waits for the syslog, Kafka and HTTP listeners only: a
+	// trap sent before the receiver binds its port is lost (as it was
+	// once in CI, with the machine loaded).
+	p.waitLog(t, "trap receiver listening", "no trap receiver")
 	udp, _ := p.SyslogAddrs(t)
 	conn, err := net.Dial("udp", udp)
 	if err != nil {
