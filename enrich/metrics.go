@@ -506,6 +506,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		w.m.invalidUptime(&w.uptimeLog, w.logger, r, "metric",
 			slog.String("device", p.Device), slog.String("measurement", p.Measurement))
 	}
+	if p.Time.IsZero() && p.ReceivedAt.IsZero() {
+		// A Kafka client's record with neither: taken at its record's
+		// time, which the log sets when the producer does not. It was
+		// published at year 1, its events too, and gave no rates.
+		p.Time, p.ReceivedAt = r.Timestamp, r.Timestamp
+	}
 	at := p.Time
 	if at.IsZero() {
 		at = p.ReceivedAt

@@ -193,7 +193,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 // decode decodes a live raw.traps record, counting and logging (throttled)
 // one that does not decode and one whose uptime is none.
 func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
-	tr, badUptime, err := decodeTrap(r.Value, w.names)
+	tr, badUptime, err := w.decodeRecord(r)
 	if err != nil {
 		w.m.decodeFailed(r.Topic, err)
 		if n, due := w.decodeLog.Due(time.Now()); due {
@@ -215,6 +215,17 @@ func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
 type trapValue struct {
 	telemetry.Trap
 	Uptime json.RawMessage `json:"uptime"` // shadows Trap's
+}
+
+// decodeRecord is decodeTrap of r, a trap with no received_at (a Kafka
+// client's) taken at r's time, which the log sets when the producer does
+// not: its events were at year 1.
+func (w *TrapWorker) decodeRecord(r *broker.Record) (telemetry.Trap, bool, error) {
+	tr, badUptime, err := decodeTrap(r.Value, w.names)
+	if err == nil && tr.ReceivedAt.IsZero() {
+		tr.ReceivedAt = r.Timestamp
+	}
+	return tr, badUptime, err
 }
 
 // decodeTrap reads a raw.traps record: a trap of this schema version;
@@ -265,7 +276,7 @@ func nameTrap(tr *telemetry.Trap, names *trapnames.Names) {
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
 func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
-	tr, _, err := decodeTrap(r.Value, w.names)
+	tr, _, err := w.decodeRecord(r)
 	if err != nil {
 		return // counted when it was first read
 	}

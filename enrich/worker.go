@@ -664,6 +664,12 @@ func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
 		d.err = err
 		return
 	}
+	if e.ReceivedAt.IsZero() {
+		// A Kafka client's record with no received_at: taken at its
+		// record's time, which the log sets when the producer does not.
+		// It and its event were published at year 1.
+		e.ReceivedAt = r.Timestamp
+	}
 	d.layout = lay
 	if d.fields == nil {
 		d.fields = make(map[string]string, 8)

@@ -1,0 +1,64 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestRecordsWithoutTimeTakeTheirRecordsTime: raw records a Kafka client
+// wrote with no time nor received_at are taken at their Kafka record's
+// timestamp (which the log sets when the producer does not): a metric, a
+// syslog line and the line's and a trap's events were published at year 1.
+func TestRecordsWithoutTimeTakeTheirRecordsTime(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	for topic, value := range map[string]string{
+		telemetry.TopicRawSNMP:   `{"v":1,"measurement":"cpu","device":"edge1","fields":{"load":5}}`,
+		telemetry.TopicRawSyslog: `{"v":1,"device":"edge1","message":"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/7, changed state to down"}`,
+		telemetry.TopicRawTraps:  `{"v":1,"device":"edge1","trap_name":"linkDown","varbinds":[{"name":"ifName.9","value":"Gi0/9"}]}`,
+	} {
+		if err := b.Produce(ctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte(value), Timestamp: at}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runMetricsWorker(t, b, func() bool { return len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) == 1 })
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+		var m struct{ Time time.Time }
+		if err := json.Unmarshal(r.Value, &m); err != nil || !m.Time.Equal(at) {
+			t.Errorf("enriched metric at %v (%v), want %v: %s", m.Time, err, at, r.Value)
+		}
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	sw := NewWorker(b, inv, NewClassifier())
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { sw.Run(sctx); close(done) }()
+	evs := trapEvents(t, b, 2) // the syslog worker's event and the trap worker's
+	cancel()
+	<-done
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedSyslog) {
+		var l telemetry.EnrichedLog
+		if err := json.Unmarshal(r.Value, &l); err != nil || !l.ReceivedAt.Equal(at) {
+			t.Errorf("enriched line received at %v (%v), want %v", l.ReceivedAt, err, at)
+		}
+	}
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want the line's and the trap's", len(evs))
+	}
+	for _, ev := range evs {
+		if !ev.Time.Equal(at) {
+			t.Errorf("%s of %s at %v, want %v", ev.Type, ev.Object, ev.Time, at)
+		}
+	}
+}
