@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,46 @@ func TestRecordsWithoutTimeTakeTheirRecordsTime(t *testing.T) {
 		if !ev.Time.Equal(at) {
 			t.Errorf("%s of %s at %v, want %v", ev.Type, ev.Object, ev.Time, at)
 		}
+	}
+}
+
+// TestCopiedLineWithoutReceivedAtTakesRecordsTime: a Kafka client's line
+// with facility and severity but no received_at decodes to a copyable
+// layout, whose bytes hold no received_at; the enriched record must still
+// carry its Kafka record's time, as its event does, not none.
+func TestCopiedLineWithoutReceivedAtTakesRecordsTime(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	for _, value := range []string{
+		`{"v":1,"device":"edge1","facility":23,"severity":5,"message":"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/7, changed state to down"}`,
+		`{"v":1,"device":"edge1","message":"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/7, changed state to down"}`,
+	} {
+		r := broker.Record{Topic: telemetry.TopicRawSyslog, Key: []byte("edge1"), Value: []byte(value), Timestamp: at}
+		var d decodedSyslog
+		w.decodeSyslogInto(&r, &d)
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		out, ev := w.encodeSyslog(&r, &d)
+		var l telemetry.EnrichedLog
+		if err := json.Unmarshal(out.Value, &l); err != nil || !l.ReceivedAt.Equal(at) {
+			t.Errorf("enriched line received at %v (%v), want %v: %s", l.ReceivedAt, err, at, out.Value)
+		}
+		if ev.Type == "" || !ev.Time.Equal(at) {
+			t.Errorf("event %q at %v, want one at %v", ev.Type, ev.Time, at)
+		}
+	}
+	// A line with its received_at is copied as it was.
+	value := `{"v":1,"device":"edge1","facility":23,"severity":5,"message":"x","received_at":"2026-01-02T03:04:05.123456789Z"}`
+	r := broker.Record{Topic: telemetry.TopicRawSyslog, Value: []byte(value), Timestamp: at}
+	var d decodedSyslog
+	w.decodeSyslogInto(&r, &d)
+	if !d.layout.Copyable {
+		t.Error("a line with received_at, facility and severity is not copied")
+	}
+	out, _ := w.encodeSyslog(&r, &d)
+	if want := `"received_at":"2026-01-02T03:04:05.123456789Z"`; !strings.Contains(string(out.Value), want) {
+		t.Errorf("enriched line %s, want %s", out.Value, want)
 	}
 }

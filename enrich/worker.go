@@ -667,8 +667,10 @@ func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
 	if e.ReceivedAt.IsZero() {
 		// A Kafka client's record with no received_at: taken at its
 		// record's time, which the log sets when the producer does not.
-		// It and its event were published at year 1.
+		// It and its event were published at year 1. Its bytes hold
+		// no received_at, so they are encoded again, not copied.
 		e.ReceivedAt = r.Timestamp
+		lay.Copyable = false
 	}
 	d.layout = lay
 	if d.fields == nil {
