@@ -74,7 +74,7 @@ func TestFailedLoginTypeSeverity(t *testing.T) {
 // TestSiteRuleLoginFailed: a site rule may raise login_failed, naming its
 // object by user or else source as login_succeeded does.
 func TestSiteRuleLoginFailed(t *testing.T) {
-	s, err := ParseSyslogRules([]byte(`
+	c := classifierWithRules(t, `
 rules:
   - name: lab_login_failed
     match: '^lab: bad login (?:by (?P<user>\S+) )?from (?P<source>\S+)$'
@@ -82,14 +82,7 @@ rules:
     examples:
       - {line: "lab: bad login by eve from 10.9.9.9", event: login_failed, fields: {user: eve, source: 10.9.9.9}}
       - {line: "lab: bad login from 10.9.9.8", event: login_failed, fields: {source: 10.9.9.8}}
-`), "rules.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewClassifier()
-	if err := c.UseSyslogRules(s); err != nil {
-		t.Fatal(err)
-	}
+`)
 	for msg, object := range map[string]string{"lab: bad login by eve from 10.9.9.9": "eve", "lab: bad login from 10.9.9.8": "10.9.9.8"} {
 		l := telemetry.Log{Message: msg}
 		if info := c.Classify(&l); info.Rule != "lab_login_failed" || info.Event != "login_failed" || ObjectOf(info) != object {

@@ -12,7 +12,7 @@ import (
 // literal when a pattern starts with it; a long line whose event text is
 // within that is still classified.
 func TestLongLinePatternsReadTheirBound(t *testing.T) {
-	s, err := ParseSyslogRules([]byte(`
+	c := classifierWithRules(t, `
 rules:
   - name: far_state
     match: '^port (?P<interface>\S+) .*state (?P<state>up|down)$'
@@ -22,14 +22,7 @@ rules:
     match: 'NIC link (?P<state>Up|Down) on (?P<interface>\S+)'
     states: {up: interface_up, down: interface_down}
     examples: [{line: "NIC link Down on eth2", event: interface_down, fields: {interface: eth2}}]
-`), "rules.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewClassifier()
-	if err := c.UseSyslogRules(s); err != nil {
-		t.Fatal(err)
-	}
+`)
 	pad := func(n int) string { return strings.Repeat("filler ", n/len("filler ")) }
 	for _, tc := range []struct {
 		name, msg, rule, ifc string

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -17,11 +16,7 @@ import (
 // timestamp (which the log sets when the producer does not): a metric, a
 // syslog line and the line's and a trap's events were published at year 1.
 func TestRecordsWithoutTimeTakeTheirRecordsTime(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBroker(t)
 	ctx := context.Background()
 	at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
 	for topic, value := range map[string]string{
@@ -41,13 +36,9 @@ func TestRecordsWithoutTimeTakeTheirRecordsTime(t *testing.T) {
 		}
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	sw := NewWorker(b, inv, NewClassifier())
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { sw.Run(sctx); close(done) }()
+	stop := startRunner(NewWorker(b, inv, NewClassifier()))
 	evs := trapEvents(t, b, 2) // the syslog worker's event and the trap worker's
-	cancel()
-	<-done
+	stop()
 	for _, r := range readTopic(t, b, telemetry.TopicEnrichedSyslog) {
 		var l telemetry.EnrichedLog
 		if err := json.Unmarshal(r.Value, &l); err != nil || !l.ReceivedAt.Equal(at) {

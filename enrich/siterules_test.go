@@ -411,7 +411,7 @@ rules:
 // (the mnemonic, ":" and the message), as enrich/README.md says; and its
 // state group picks the event without becoming a field.
 func TestSiteRulesReadWhatWeirsRulesRead(t *testing.T) {
-	s, err := ParseSyslogRules([]byte(`
+	c := classifierWithRules(t, `
 rules:
   - name: junos_commit_by
     match: '^UI_COMMIT: User ''(?P<user>[^'']+)'' requested'
@@ -425,14 +425,7 @@ rules:
     match: '^lab port (?P<interface>\d+) (?P<state>up|down)$'
     states: {up: interface_up, down: interface_down}
     examples: [{line: "lab port 3 down", event: interface_down, fields: {interface: "3", state: ""}}]
-`), "rules.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewClassifier()
-	if err := c.UseSyslogRules(s); err != nil {
-		t.Fatal(err)
-	}
+`)
 	for _, tc := range []struct {
 		l    telemetry.Log
 		rule string
@@ -516,4 +509,19 @@ rules:
 	if info := c.Classify(&telemetry.Log{Message: "Port 5 link UP"}); info.Rule != "lab_ports" || info.Event != "interface_up" {
 		t.Errorf("state in another case: %+v, want lab_ports's interface_up", info)
 	}
+}
+
+// classifierWithRules is weir's classifier with the site rules of the
+// YAML document rules tried first.
+func classifierWithRules(t *testing.T, rules string) *Classifier {
+	t.Helper()
+	s, err := ParseSyslogRules([]byte(rules), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -16,11 +15,7 @@ import (
 // the receiver names them. A linkDown of 1.3.6.1.6.3.1.1.5.3 raised
 // nothing before, and was counted nowhere.
 func TestTrapsNamedByOIDAlone(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBroker(t)
 	now := time.Now()
 	for _, value := range []string{
 		`{"v":1,"device":"edge1","version":"2c","trap_oid":".1.3.6.1.6.3.1.1.5.3","source_addr":"192.0.2.1:50000","received_at":"` + now.Format(time.RFC3339Nano) + `",` +

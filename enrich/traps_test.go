@@ -63,23 +63,13 @@ func TestTrapWorker(t *testing.T) {
 func trapEvents(t *testing.T, b *embedded.Broker, n int) []telemetry.Event {
 	t.Helper()
 	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewTrapWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
+	stop := startRunner(NewTrapWorker(b, inv))
 	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < n && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	cancel()
-	<-done
+	stop()
 	var evs []telemetry.Event
-	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-		var ev telemetry.Event
-		if err := json.Unmarshal(r.Value, &ev); err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
-	}
+	eventsAs(t, b, func(ev telemetry.Event) string { evs = append(evs, ev); return "" })
 	return evs
 }
 
