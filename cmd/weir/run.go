@@ -259,7 +259,9 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 		embedded.WithMaxPartitions(b.MaxPartitions),
 		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
-		embedded.WithCompression(recordbatch.CodecNames[string(cmp.Or(b.Compression, "snappy"))]),
+	}
+	if codec, ok := recordbatch.CodecNames[string(b.Compression)]; ok {
+		opts = append(opts, embedded.WithCompression(codec)) // else the log's default, as for a config made without configs.Defaults
 	}
 	// broker.auto_create_topics is for Kafka clients (clientLog): weir's
 	// own parts make the topics they write, as on a Kafka cluster.
