@@ -40,11 +40,15 @@ func (c *Compressor) Compress(batch []byte, codec int) ([]byte, error) {
 }
 
 // compress is Compress; always: return the compressed batch even when it
-// is not smaller.
+// is not smaller. The batch's CRC is not checked: the caller has just
+// built it, and checking would read it all once more on the produce path.
 func (c *Compressor) compress(batch []byte, codec int, always bool) ([]byte, error) {
-	h, err := Validate(batch)
+	h, err := ParseHeader(batch)
 	if err != nil {
 		return nil, err
+	}
+	if len(batch) < h.Size() {
+		return nil, ErrShort
 	}
 	if h.Codec() != CodecNone {
 		return nil, fmt.Errorf("recordbatch: compress: the batch is compressed already (codec %d)", h.Codec())

@@ -436,6 +436,9 @@ func grow(dst []byte, n int) []byte {
 // returning a new batch with the CRC recomputed, even when it is not
 // smaller. It is for tests and tools; Compressor is for the hot path.
 func Compress(batch []byte, codec int) ([]byte, error) {
+	if _, err := Validate(batch); err != nil {
+		return nil, err
+	}
 	out, err := new(Compressor).compress(batch, codec, true)
 	return bytes.Clone(out), err
 }
